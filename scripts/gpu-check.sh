@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine over a carried .gpu/ (scripts/gpu-build.sh): the whole test suite with
+# FORGE_REQUIRE_GPU=1 (a skipped GPU test fails), then the floors and benchmarks; results in $OUT.
+#   scripts/gpu-check.sh [gtest filter]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/forge-out}
+mkdir -p "$OUT"
+BIN=$PWD/.gpu/bin
+export LD_LIBRARY_PATH=$BIN:${LD_LIBRARY_PATH:-}
+export FORGE_TESTDATA=$PWD/.gpu/testdata FORGE_BIN=$BIN/forge FORGE_REQUIRE_GPU=1
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$OUT/device.txt"
+rc=0
+"$BIN/forge_tests" --gtest_filter="${1:-*}" --gtest_output=json:"$OUT/tests.json" >"$OUT/tests.log" 2>&1 || rc=1
+grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests ran" "$OUT/tests.log" | tail -30
+"$BIN/forge" bench --floor --device cuda --json "$OUT/floor.json" 2>&1 | tee "$OUT/floor.txt" || rc=1
+exit $rc

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Forge setup on a fresh Debian 12 machine: installs the Debian packages Forge needs, configures
+# and builds (build/), then runs the main job on a small model it makes itself.
+#   scripts/setup.sh              install, build, run the main job
+#   scripts/setup.sh --build-only install and build
+# Environment: FORGE_BUILD_DIR (default build), FORGE_CUDA (AUTO|ON|OFF), FORGE_BUILD_TYPE.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(build-essential cmake ninja-build pkg-config git python3 python3-jinja2 python3-regex
+          python3-numpy libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
+          libpcre2-dev libboost-dev clang libclang-rt-14-dev clang-format prometheus)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# The CUDA toolkit is found where Debian's nvidia-cuda-toolkit or NVIDIA's packages put it.
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+
+BUILD=${FORGE_BUILD_DIR:-build}
+cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE="${FORGE_BUILD_TYPE:-Release}" \
+  -DFORGE_CUDA="${FORGE_CUDA:-AUTO}" ${FORGE_CMAKE_ARGS:-} >/dev/null
+ninja -C "$BUILD"
+
+if [ "${1:-}" = "--build-only" ]; then exit 0; fi
+
+# The main job: until text generation exists, write a small model and inspect it.
+MODEL="$BUILD/tiny-llama.gguf"
+"$BUILD/apps/forge/forge" make-model "$MODEL" --preset tiny
+"$BUILD/apps/forge/forge" inspect "$MODEL"

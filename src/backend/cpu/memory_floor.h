@@ -1,0 +1,18 @@
+// The CPU's memory floor: copy bandwidth measured over all cores (bytes read + written per second).
+#pragma once
+
+#include <cstdint>
+
+namespace forge {
+
+struct CpuCopyBandwidth {
+  double bytes_per_second = 0;  // read + written
+  int64_t buffer_bytes = 0;
+  int threads = 0;
+};
+
+// Copies a buffer much larger than the caches several times over `threads` threads (0 = all
+// cores) and returns the best rate.
+CpuCopyBandwidth MeasureCpuCopyBandwidth(int64_t buffer_bytes = int64_t{512} << 20, int threads = 0);
+
+}  // namespace forge
