@@ -1,11 +1,12 @@
-# forge_module(NAME [DEPS m1 m2 ...] [LIBS l1 ...]): one library per src/ folder.
+# forge_module(NAME [DEPS m1 ...] [LIBS l1 ...] [TEST_DEPS m1 ...]): one library per src/ folder.
+# TEST_DEPS: further modules the tests of this module use (linked into forge_tests_<module>).
 # Sources are every .cc under src/NAME (and .cu when the CUDA backend is built). Each module is
 # compiled once (forge_<name>_obj); forge_<name> is a static library of it for the per-module test
 # binaries, and libforge.so is built from every module's objects.
 set(FORGE_MODULES "" CACHE INTERNAL "")
 set(FORGE_MODULE_LIBS "" CACHE INTERNAL "")
 function(forge_module name)
-  cmake_parse_arguments(M "" "" "DEPS;LIBS" ${ARGN})
+  cmake_parse_arguments(M "" "" "DEPS;LIBS;TEST_DEPS" ${ARGN})
   file(GLOB_RECURSE srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cc)
   if(FORGE_HAVE_CUDA)
     file(GLOB_RECURSE cu_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${name}/*.cu)
@@ -25,6 +26,12 @@ function(forge_module name)
   if(FORGE_HAVE_CUDA)
     target_compile_definitions(${target}_obj PUBLIC FORGE_HAVE_CUDA=1)
   endif()
+  set(test_deps "")
+  foreach(d ${M_TEST_DEPS})
+    string(REPLACE "/" "_" dt "forge_${d}")
+    list(APPEND test_deps ${dt})
+  endforeach()
+  set_property(GLOBAL PROPERTY ${target}_TEST_DEPS "${test_deps}")
   set(FORGE_MODULES ${FORGE_MODULES} ${target} CACHE INTERNAL "")
   set(FORGE_MODULE_LIBS ${FORGE_MODULE_LIBS} ${M_LIBS} CACHE INTERNAL "")
 endfunction()

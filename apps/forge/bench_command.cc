@@ -6,6 +6,7 @@
 
 #include "backend/cpu/memory_floor.h"
 #include "commands.h"
+#include "model/model_bench.h"
 #ifdef FORGE_HAVE_CUDA
 #include "backend/cuda/device.h"
 #include "backend/cuda/floor/gpu_floor.h"
@@ -72,12 +73,65 @@ int RunFloor(const std::string& device, const std::string& json_path) {
   return 0;
 }
 
+int RunModel(const std::string& path, int pp, int tg, int reps, const std::string& json_path) {
+  auto backend = MakeCpuBackend();
+  auto model = Model::Load(path, backend.get());
+  if (!model.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", model.status().ToString().c_str());
+    return 1;
+  }
+  CpuCopyBandwidth bw = MeasureCpuCopyBandwidth();
+  ModelBenchOptions o;
+  o.pp_tokens = pp;
+  o.tg_tokens = tg;
+  o.repetitions = reps;
+  o.copy_bytes_per_s = bw.bytes_per_second;
+  o.flops_per_s = MeasureCpuMatmulRate();
+  auto r = RunModelBench(**model, o);
+  if (!r.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", r.status().ToString().c_str());
+    return 1;
+  }
+  const ModelConfig& c = (*model)->config();
+  std::printf("model: %s (%s)\n", path.c_str(), c.Summary().c_str());
+  std::printf("backend: %s, %d threads; floors: copy %.1f GB/s, f32 matmul %.1f GFLOP/s\n",
+              r->backend.c_str(), bw.threads, bw.bytes_per_second / 1e9, o.flops_per_s / 1e9);
+  std::printf("| %-8s | %14s | %14s | %9s |\n", "test", "tokens/s", "floor tok/s", "of floor");
+  std::printf("| %-8s | %14.2f | %14.2f | %8.1f%% |\n", ("pp" + std::to_string(pp)).c_str(),
+              r->pp_tokens_per_s, r->pp_floor_tokens_per_s,
+              100.0 * r->pp_tokens_per_s / r->pp_floor_tokens_per_s);
+  std::printf("| %-8s | %14.2f | %14.2f | %8.1f%% |\n", ("tg" + std::to_string(tg)).c_str(),
+              r->tg_tokens_per_s, r->tg_floor_tokens_per_s,
+              100.0 * r->tg_tokens_per_s / r->tg_floor_tokens_per_s);
+  std::printf("decode bytes/token: %.1f MB weights + %.2f MB KV\n",
+              r->weight_bytes_per_token / 1e6, r->kv_bytes_per_token / 1e6);
+  if (!json_path.empty()) {
+    nlohmann::json j = {{"model", path},
+                        {"backend", r->backend},
+                        {"threads", bw.threads},
+                        {"copy_bytes_per_s", bw.bytes_per_second},
+                        {"matmul_flops_per_s", o.flops_per_s},
+                        {"pp_tokens", pp},
+                        {"tg_tokens", tg},
+                        {"pp_tokens_per_s", r->pp_tokens_per_s},
+                        {"pp_floor_tokens_per_s", r->pp_floor_tokens_per_s},
+                        {"tg_tokens_per_s", r->tg_tokens_per_s},
+                        {"tg_floor_tokens_per_s", r->tg_floor_tokens_per_s},
+                        {"weight_bytes_per_token", r->weight_bytes_per_token},
+                        {"kv_bytes_per_token", r->kv_bytes_per_token}};
+    std::ofstream out(json_path);
+    out << j.dump(2) << "\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   struct Args {
     bool floor = false;
-    std::string device = "auto", json;
+    std::string device = "auto", json, model;
+    int pp = 512, tg = 128, reps = 3;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("bench", "Measure speed against the machine's floors");
@@ -85,10 +139,17 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--device", args->device, "auto|cpu|cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--json", args->json, "Also write the results as JSON to this file");
+  cmd->add_option("-m,--model", args->model, "GGUF model: pp/tg throughput beside the floors");
+  cmd->add_option("-p,--pp", args->pp, "Prompt tokens of the prefill test (0: skip)");
+  cmd->add_option("-n,--tg", args->tg, "Generated tokens of the decode test (0: skip)");
+  cmd->add_option("-r,--repetitions", args->reps, "Timed repetitions (median)");
   cmd->callback([args, runner] {
     *runner = [args]() -> int {
+      if (!args->model.empty()) {
+        return RunModel(args->model, args->pp, args->tg, args->reps, args->json);
+      }
       if (!args->floor) {
-        std::fprintf(stderr, "forge bench: give --floor (model benchmarks come with -m)\n");
+        std::fprintf(stderr, "forge bench: give -m MODEL or --floor\n");
         return 2;
       }
       return RunFloor(args->device, args->json);

@@ -11,5 +11,8 @@ using CommandRunner = std::function<int()>;
 void AddInspectCommand(CLI::App& app, CommandRunner* runner);
 void AddBenchCommand(CLI::App& app, CommandRunner* runner);
 void AddMakeModelCommand(CLI::App& app, CommandRunner* runner);
+void AddTokenizeCommand(CLI::App& app, CommandRunner* runner);
+void AddLogitsCommand(CLI::App& app, CommandRunner* runner);
+void AddRunCommand(CLI::App& app, CommandRunner* runner);
 
 }  // namespace forge::cli

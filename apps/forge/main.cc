@@ -13,6 +13,9 @@ int main(int argc, char** argv) {
   forge::cli::AddInspectCommand(app, &runner);
   forge::cli::AddBenchCommand(app, &runner);
   forge::cli::AddMakeModelCommand(app, &runner);
+  forge::cli::AddTokenizeCommand(app, &runner);
+  forge::cli::AddLogitsCommand(app, &runner);
+  forge::cli::AddRunCommand(app, &runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

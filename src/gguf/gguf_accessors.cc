@@ -1,4 +1,5 @@
-// GgufFile's typed metadata accessors: each names the key, the expected and the found type.
+// GgufFile's lookups: metadata by key, tensors by name, and the typed metadata accessors, each
+// naming the key, the expected and the found type.
 #include <limits>
 
 #include "gguf/gguf_file.h"
@@ -6,7 +7,9 @@
 namespace forge {
 namespace {
 
-Status Missing(const std::string& key) { return NotFoundError("metadata key '" + key + "' is missing"); }
+Status Missing(const std::string& key) {
+  return NotFoundError("metadata key '" + key + "' is missing");
+}
 
 Status WrongType(const std::string& key, const GgufValue& v, const char* expected) {
   return InvalidArgumentError("metadata key '" + key + "' has type " +
@@ -25,7 +28,8 @@ StatusOr<T> GetInteger(const GgufFile& f, const std::string& key, const char* na
   if (IsSigned(v->type())) {
     int64_t x = v->i64();
     if (x < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
-        (x > 0 && static_cast<uint64_t>(x) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
+        (x > 0 &&
+         static_cast<uint64_t>(x) > static_cast<uint64_t>(std::numeric_limits<T>::max()))) {
       return OutOfRangeError("metadata key '" + key + "' = " + std::to_string(x) +
                              " does not fit in " + name);
     }
@@ -40,6 +44,31 @@ StatusOr<T> GetInteger(const GgufFile& f, const std::string& key, const char* na
 }
 
 }  // namespace
+
+std::string GgufTensorInfo::ShapeString() const {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+const GgufValue* GgufFile::Find(const std::string& key) const {
+  auto it = metadata_index_.find(key);
+  return it == metadata_index_.end() ? nullptr : &metadata_[it->second].second;
+}
+
+const GgufTensorInfo* GgufFile::FindTensor(const std::string& name) const {
+  auto it = tensor_index_.find(name);
+  return it == tensor_index_.end() ? nullptr : &tensors_[it->second];
+}
+
+int64_t GgufFile::TotalTensorBytes() const {
+  int64_t total = 0;
+  for (const auto& t : tensors_) total += t.n_bytes;
+  return total;
+}
 
 StatusOr<uint64_t> GgufFile::GetU64(const std::string& key) const {
   return GetInteger<uint64_t>(*this, key, "u64");

@@ -12,10 +12,14 @@ namespace {
 
 std::string HumanBytes(int64_t b) {
   char buf[32];
-  if (b >= (int64_t{1} << 30)) std::snprintf(buf, sizeof(buf), "%.2f GiB", b / 1073741824.0);
-  else if (b >= (int64_t{1} << 20)) std::snprintf(buf, sizeof(buf), "%.2f MiB", b / 1048576.0);
-  else if (b >= 1024) std::snprintf(buf, sizeof(buf), "%.2f KiB", b / 1024.0);
-  else std::snprintf(buf, sizeof(buf), "%" PRId64 " B", b);
+  if (b >= (int64_t{1} << 30))
+    std::snprintf(buf, sizeof(buf), "%.2f GiB", b / 1073741824.0);
+  else if (b >= (int64_t{1} << 20))
+    std::snprintf(buf, sizeof(buf), "%.2f MiB", b / 1048576.0);
+  else if (b >= 1024)
+    std::snprintf(buf, sizeof(buf), "%.2f KiB", b / 1024.0);
+  else
+    std::snprintf(buf, sizeof(buf), "%" PRId64 " B", b);
   return buf;
 }
 
@@ -27,6 +31,12 @@ void Line(std::string& out, const char* label, const std::string& value) {
   out += '\n';
 }
 
+// A string key's value; "" when absent or not a string (a file may hold anything).
+std::string StringOrEmpty(const GgufFile& f, const std::string& key) {
+  const GgufValue* v = f.Find(key);
+  return v != nullptr && v->type() == GgufType::kString ? v->str() : "";
+}
+
 }  // namespace
 
 std::string DescribeGguf(const GgufFile& f, const InspectOptions& options) {
@@ -34,8 +44,12 @@ std::string DescribeGguf(const GgufFile& f, const InspectOptions& options) {
   out += "file: " + f.path() + "\n";
   Line(out, "gguf version", std::to_string(f.version()));
   if (f.shard_count() > 1) Line(out, "split files", std::to_string(f.shard_count()));
-  std::string arch = f.GetStringOr("general.architecture", "").value();
-  Line(out, "architecture", arch.empty() ? "(none)" : arch);
+  std::string arch = StringOrEmpty(f, "general.architecture");
+  if (const GgufValue* v = f.Find("general.architecture"); v != nullptr && arch.empty()) {
+    Line(out, "architecture", "(not a string: " + v->ToString() + ")");
+  } else {
+    Line(out, "architecture", arch.empty() ? "(none)" : arch);
+  }
   if (const GgufValue* name = f.Find("general.name")) Line(out, "name", name->ToString());
   if (!arch.empty()) {
     static const char* kKeys[][2] = {
@@ -57,12 +71,15 @@ std::string DescribeGguf(const GgufFile& f, const InspectOptions& options) {
       if (const GgufValue* v = f.Find(arch + "." + k[0])) Line(out, k[1], v->ToString());
     }
   }
-  std::string tok_model = f.GetStringOr("tokenizer.ggml.model", "").value();
+  std::string tok_model = StringOrEmpty(f, "tokenizer.ggml.model");
   if (!tok_model.empty()) {
     std::string kind = tok_model;
-    if (tok_model == "llama") kind += " (SentencePiece)";
-    else if (tok_model == "gpt2") kind += " (byte-level BPE)";
-    else if (tok_model == "bert") kind += " (WordPiece)";
+    if (tok_model == "llama")
+      kind += " (SentencePiece)";
+    else if (tok_model == "gpt2")
+      kind += " (byte-level BPE)";
+    else if (tok_model == "bert")
+      kind += " (WordPiece)";
     if (const GgufValue* pre = f.Find("tokenizer.ggml.pre")) kind += ", pre " + pre->ToString();
     Line(out, "tokenizer", kind);
   }
@@ -116,8 +133,8 @@ StatusOr<std::vector<float>> ReadTensorValues(const GgufFile& file, const std::s
   const TypeTraits& traits = GetTypeTraits(t->type);
   int64_t blocks = (n + traits.block_elems - 1) / traits.block_elems;
   std::vector<float> values(blocks * traits.block_elems);
-  RETURN_IF_ERROR(DequantizeRow(t->type, t->data, values.data(),
-                                static_cast<int64_t>(values.size())));
+  RETURN_IF_ERROR(
+      DequantizeRow(t->type, t->data, values.data(), static_cast<int64_t>(values.size())));
   values.resize(n);
   return values;
 }

@@ -10,11 +10,12 @@
 namespace forge {
 
 struct InspectOptions {
-  bool show_tensors = true;   // the tensor table
-  bool show_metadata = false; // every metadata key (long vocab arrays abbreviated)
+  bool show_tensors = true;    // the tensor table
+  bool show_metadata = false;  // every metadata key (long vocab arrays abbreviated)
 };
 
-// Architecture, dimensions, vocab and tokenizer kind, chat template presence, tensors, bytes by type.
+// Architecture, dimensions, vocab and tokenizer kind, chat template presence, tensors, bytes by
+// type.
 std::string DescribeGguf(const GgufFile& file, const InspectOptions& options = {});
 
 // The first n values of a tensor (flat, in storage order), dequantized to F32.

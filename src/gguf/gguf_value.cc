@@ -7,19 +7,32 @@ namespace forge {
 
 std::string_view GgufTypeName(GgufType type) {
   switch (type) {
-    case GgufType::kU8: return "u8";
-    case GgufType::kI8: return "i8";
-    case GgufType::kU16: return "u16";
-    case GgufType::kI16: return "i16";
-    case GgufType::kU32: return "u32";
-    case GgufType::kI32: return "i32";
-    case GgufType::kF32: return "f32";
-    case GgufType::kBool: return "bool";
-    case GgufType::kString: return "string";
-    case GgufType::kArray: return "array";
-    case GgufType::kU64: return "u64";
-    case GgufType::kI64: return "i64";
-    case GgufType::kF64: return "f64";
+    case GgufType::kU8:
+      return "u8";
+    case GgufType::kI8:
+      return "i8";
+    case GgufType::kU16:
+      return "u16";
+    case GgufType::kI16:
+      return "i16";
+    case GgufType::kU32:
+      return "u32";
+    case GgufType::kI32:
+      return "i32";
+    case GgufType::kF32:
+      return "f32";
+    case GgufType::kBool:
+      return "bool";
+    case GgufType::kString:
+      return "string";
+    case GgufType::kArray:
+      return "array";
+    case GgufType::kU64:
+      return "u64";
+    case GgufType::kI64:
+      return "i64";
+    case GgufType::kF64:
+      return "f64";
   }
   return "unknown";
 }
@@ -28,17 +41,22 @@ size_t GgufScalarSize(GgufType type) {
   switch (type) {
     case GgufType::kU8:
     case GgufType::kI8:
-    case GgufType::kBool: return 1;
+    case GgufType::kBool:
+      return 1;
     case GgufType::kU16:
-    case GgufType::kI16: return 2;
+    case GgufType::kI16:
+      return 2;
     case GgufType::kU32:
     case GgufType::kI32:
-    case GgufType::kF32: return 4;
+    case GgufType::kF32:
+      return 4;
     case GgufType::kU64:
     case GgufType::kI64:
-    case GgufType::kF64: return 8;
+    case GgufType::kF64:
+      return 8;
     case GgufType::kString:
-    case GgufType::kArray: return 0;
+    case GgufType::kArray:
+      return 0;
   }
   return 0;
 }
@@ -97,10 +115,14 @@ bool GgufValue::operator==(const GgufValue& o) const {
   if (type_ != o.type_) return false;
   switch (type_) {
     case GgufType::kF32:
-    case GgufType::kF64: return f_ == o.f_;
-    case GgufType::kString: return s_ == o.s_;
-    case GgufType::kArray: return elem_type_ == o.elem_type_ && items_ == o.items_;
-    default: return u_ == o.u_;
+    case GgufType::kF64:
+      return f_ == o.f_;
+    case GgufType::kString:
+      return s_ == o.s_;
+    case GgufType::kArray:
+      return elem_type_ == o.elem_type_ && items_ == o.items_;
+    default:
+      return u_ == o.u_;
   }
 }
 
@@ -110,22 +132,28 @@ std::string GgufValue::ToString(size_t max_items) const {
     case GgufType::kU8:
     case GgufType::kU16:
     case GgufType::kU32:
-    case GgufType::kU64: return std::to_string(u_);
+    case GgufType::kU64:
+      return std::to_string(u_);
     case GgufType::kI8:
     case GgufType::kI16:
     case GgufType::kI32:
-    case GgufType::kI64: return std::to_string(i64());
+    case GgufType::kI64:
+      return std::to_string(i64());
     case GgufType::kF32:
     case GgufType::kF64:
       std::snprintf(buf, sizeof(buf), "%g", f_);
       return buf;
-    case GgufType::kBool: return u_ ? "true" : "false";
+    case GgufType::kBool:
+      return u_ ? "true" : "false";
     case GgufType::kString: {
       std::string out = "\"";
       for (char c : s_.substr(0, 120)) {
-        if (c == '\n') out += "\\n";
-        else if (c == '"') out += "\\\"";
-        else out += c;
+        if (c == '\n')
+          out += "\\n";
+        else if (c == '"')
+          out += "\\\"";
+        else
+          out += c;
       }
       if (s_.size() > 120) out += "...";
       return out + "\"";
@@ -137,8 +165,8 @@ std::string GgufValue::ToString(size_t max_items) const {
         out += items_[i].ToString(max_items);
       }
       if (items_.size() > max_items) out += ", ...";
-      out += "] (" + std::to_string(items_.size()) + " " + std::string(GgufTypeName(elem_type_)) +
-             ")";
+      out +=
+          "] (" + std::to_string(items_.size()) + " " + std::string(GgufTypeName(elem_type_)) + ")";
       return out;
     }
   }

@@ -1,138 +1,158 @@
-// MakeModel: llama tensor names and shapes, a synthetic SentencePiece-style vocabulary
-// (<unk>, <s>, </s>, 256 byte tokens, then letter pieces) and N(0, 0.02)-like weights.
+// MakeModel: metadata, then per tensor a parallel generate+quantize over chunks of rows, with the
+// previous tensor's write to disk overlapping the next tensor's generation.
 #include "modelgen/model_maker.h"
 
-#include <cmath>
-#include <cstring>
-#include <random>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <future>
+#include <memory>
+#include <span>
+#include <thread>
 #include <vector>
 
 #include "gguf/gguf_writer.h"
+#include "modelgen/synthetic_vocab.h"
+#include "modelgen/weight_init.h"
+#include "quant/quantize.h"
 
 namespace forge {
 namespace {
 
-struct TensorPlan {
-  std::string name;
-  std::vector<int64_t> dims;
-  bool is_norm;
-};
-
-std::vector<TensorPlan> PlanTensors(const ModelSpec& s) {
-  const int64_t head_dim = s.n_embd / s.n_head;
-  const int64_t kv_dim = head_dim * s.n_head_kv;
-  std::vector<TensorPlan> plan;
-  plan.push_back({"token_embd.weight", {s.n_embd, s.n_vocab}, false});
-  for (int64_t l = 0; l < s.n_layer; ++l) {
-    std::string p = "blk." + std::to_string(l) + ".";
-    plan.push_back({p + "attn_norm.weight", {s.n_embd}, true});
-    plan.push_back({p + "attn_q.weight", {s.n_embd, s.n_embd}, false});
-    plan.push_back({p + "attn_k.weight", {s.n_embd, kv_dim}, false});
-    plan.push_back({p + "attn_v.weight", {s.n_embd, kv_dim}, false});
-    plan.push_back({p + "attn_output.weight", {s.n_embd, s.n_embd}, false});
-    plan.push_back({p + "ffn_norm.weight", {s.n_embd}, true});
-    plan.push_back({p + "ffn_gate.weight", {s.n_embd, s.n_ff}, false});
-    plan.push_back({p + "ffn_up.weight", {s.n_embd, s.n_ff}, false});
-    plan.push_back({p + "ffn_down.weight", {s.n_ff, s.n_embd}, false});
+void SetMetadata(const ModelSpec& s, const MetadataList& vocab, const WeightInit& init,
+                 GgufWriter& w) {
+  const std::string a = s.arch + ".";
+  auto u32 = [](int64_t v) { return GgufValue::U32(static_cast<uint32_t>(v)); };
+  w.Set("general.architecture", GgufValue::String(s.arch));
+  w.Set("general.name", GgufValue::String(s.name));
+  const int file_type = FileTypeOf(s);
+  if (file_type >= 0) w.Set("general.file_type", u32(file_type));
+  if (s.weight_type != GgmlType::kF32) w.Set("general.quantization_version", u32(2));
+  w.Set(a + "context_length", u32(s.n_ctx));
+  w.Set(a + "embedding_length", u32(s.n_embd));
+  w.Set(a + "block_count", u32(s.n_layer));
+  w.Set(a + "feed_forward_length", u32(s.n_ff));
+  w.Set(a + "attention.head_count", u32(s.n_head));
+  w.Set(a + "attention.head_count_kv", u32(s.n_head_kv));
+  w.Set(a + "rope.dimension_count", u32(s.n_embd / s.n_head));
+  w.Set(a + "rope.freq_base", GgufValue::F32(s.rope_theta));
+  w.Set(a + "attention.layer_norm_rms_epsilon", GgufValue::F32(s.rms_eps));
+  w.Set(a + "vocab_size", u32(s.n_vocab));
+  w.Set("forge.synthetic.seed", GgufValue::U64(s.seed));
+  w.Set("forge.synthetic.format", GgufValue::String(WeightFormatName(s)));
+  if (s.peak > 0) {
+    w.Set("forge.peaked.peak", GgufValue::F32(s.peak));
+    w.Set("forge.peaked.successor_mul",
+          GgufValue::U64(s.tied_embeddings ? 1 : init.successor_mul()));
+    w.Set("forge.peaked.successor_add",
+          GgufValue::U64(s.tied_embeddings ? 0 : init.successor_add()));
   }
-  plan.push_back({"output_norm.weight", {s.n_embd}, true});
-  plan.push_back({"output.weight", {s.n_embd, s.n_vocab}, false});
-  return plan;
+  for (const auto& [key, value] : vocab) w.Set(key, value);
 }
 
-void SetVocab(const ModelSpec& s, GgufWriter& w) {
-  std::vector<std::string> tokens;
-  std::vector<float> scores;
-  std::vector<int32_t> types;
-  tokens = {"<unk>", "<s>", "</s>"};
-  scores = {0, 0, 0};
-  types = {2, 3, 3};  // unknown, control, control
-  for (int b = 0; b < 256 && static_cast<int64_t>(tokens.size()) < s.n_vocab; ++b) {
-    char buf[8];
-    std::snprintf(buf, sizeof(buf), "<0x%02X>", b);
-    tokens.push_back(buf);
-    scores.push_back(0);
-    types.push_back(6);  // byte
-  }
-  // Pieces: "\u2581a".."\u2581z", "a".."z", then two-letter pieces, until the vocab is full.
-  const std::string space = "\xe2\x96\x81";
-  std::vector<std::string> pieces;
-  for (char c = 'a'; c <= 'z'; ++c) pieces.push_back(space + c);
-  for (char c = 'a'; c <= 'z'; ++c) pieces.push_back(std::string(1, c));
-  pieces.push_back(space);
-  for (char a = 'a'; a <= 'z'; ++a)
-    for (char b = 'a'; b <= 'z'; ++b) pieces.push_back(std::string(1, a) + b);
-  size_t next = 0;
-  while (static_cast<int64_t>(tokens.size()) < s.n_vocab) {
-    std::string piece = next < pieces.size() ? pieces[next]
-                                             : "<extra_" + std::to_string(next) + ">";
-    tokens.push_back(piece);
-    scores.push_back(-static_cast<float>(next));
-    types.push_back(1);  // normal
-    ++next;
-  }
-  w.Set("tokenizer.ggml.model", GgufValue::String("llama"));
-  w.Set("tokenizer.ggml.tokens", GgufValue::StringArray(tokens));
-  w.Set("tokenizer.ggml.scores", GgufValue::F32Array(scores));
-  w.Set("tokenizer.ggml.token_type", GgufValue::I32Array(types));
-  w.Set("tokenizer.ggml.bos_token_id", GgufValue::U32(1));
-  w.Set("tokenizer.ggml.eos_token_id", GgufValue::U32(2));
-  w.Set("tokenizer.ggml.unknown_token_id", GgufValue::U32(0));
+// Generates and quantizes every row of t into out (t.n_bytes), on `threads` threads pulling
+// fixed chunks of rows.
+void FillTensor(const TensorPlan& t, const WeightInit& init, int threads, uint8_t* out) {
+  const int64_t n = t.dims[0];
+  const int64_t rows = t.rows();
+  const int64_t row_bytes = t.n_bytes / rows;
+  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 18) / n);
+  const int64_t n_chunks = (rows + chunk - 1) / chunk;
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    std::vector<float> row(n);
+    for (int64_t c; (c = next.fetch_add(1)) < n_chunks;) {
+      for (int64_t r = c * chunk; r < std::min(rows, (c + 1) * chunk); ++r) {
+        init.FillRow(t, r, row.data());
+        Status st = QuantizeRow(t.type, row.data(), out + r * row_bytes, n);
+        CHECK(st.ok()) << t.name << ": " << st.ToString();
+      }
+    }
+  };
+  const int64_t n_threads = std::min<int64_t>(threads, n_chunks);
+  std::vector<std::thread> pool;
+  for (int64_t i = 1; i < n_threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread& th : pool) th.join();
 }
 
 }  // namespace
 
-StatusOr<ModelSpec> ModelPreset(const std::string& name) {
-  ModelSpec s;
-  if (name == "tiny") return s;
-  return InvalidArgumentError("unknown model preset '" + name + "' (known: tiny)");
+Status ResolveVocab(ModelSpec* spec) {
+  if (spec->vocab_from.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(CopiedVocab v, ReadVocabFrom(spec->vocab_from));
+  spec->n_vocab = v.n_vocab;
+  return Status::Ok();
 }
 
-Status MakeModel(const ModelSpec& s, const std::string& path) {
-  if (s.arch != "llama") return UnimplementedError("make-model: architecture '" + s.arch + "'");
-  if (s.n_head <= 0 || s.n_embd % s.n_head != 0 || s.n_head_kv <= 0 ||
-      s.n_head % s.n_head_kv != 0 || s.n_vocab < 3 || s.n_layer <= 0 || s.n_ff <= 0) {
-    return InvalidArgumentError("make-model: inconsistent shape (n_embd=" +
-                                std::to_string(s.n_embd) + ", n_head=" + std::to_string(s.n_head) +
-                                ", n_head_kv=" + std::to_string(s.n_head_kv) + ")");
+StatusOr<MakeModelStats> MakeModel(const ModelSpec& spec_in, const std::string& path) {
+  const auto start = std::chrono::steady_clock::now();
+  ModelSpec s = spec_in;
+  MetadataList vocab;
+  if (!s.vocab_from.empty()) {
+    ASSIGN_OR_RETURN(CopiedVocab v, ReadVocabFrom(s.vocab_from));
+    s.n_vocab = v.n_vocab;
+    vocab = std::move(v.keys);
   }
-  if (s.weight_type != GgmlType::kF32) {
-    return UnimplementedError("make-model: weight type " + std::string(TypeName(s.weight_type)));
-  }
-  GgufWriter w;
-  const std::string a = s.arch + ".";
-  w.Set("general.architecture", GgufValue::String(s.arch));
-  w.Set("general.name", GgufValue::String(s.name));
-  w.Set("general.file_type", GgufValue::U32(0));
-  w.Set(a + "context_length", GgufValue::U32(static_cast<uint32_t>(s.n_ctx)));
-  w.Set(a + "embedding_length", GgufValue::U32(static_cast<uint32_t>(s.n_embd)));
-  w.Set(a + "block_count", GgufValue::U32(static_cast<uint32_t>(s.n_layer)));
-  w.Set(a + "feed_forward_length", GgufValue::U32(static_cast<uint32_t>(s.n_ff)));
-  w.Set(a + "attention.head_count", GgufValue::U32(static_cast<uint32_t>(s.n_head)));
-  w.Set(a + "attention.head_count_kv", GgufValue::U32(static_cast<uint32_t>(s.n_head_kv)));
-  w.Set(a + "rope.dimension_count", GgufValue::U32(static_cast<uint32_t>(s.n_embd / s.n_head)));
-  w.Set(a + "rope.freq_base", GgufValue::F32(s.rope_theta));
-  w.Set(a + "attention.layer_norm_rms_epsilon", GgufValue::F32(s.rms_eps));
-  w.Set(a + "vocab_size", GgufValue::U32(static_cast<uint32_t>(s.n_vocab)));
-  SetVocab(s, w);
+  ASSIGN_OR_RETURN(ModelPlan plan, PlanModel(s));
+  if (s.vocab_from.empty()) vocab = SyntheticVocab(s.vocab, s.n_vocab);
+  const WeightInit init(s);
+  const int threads = s.threads > 0
+                          ? s.threads
+                          : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 
-  std::vector<TensorPlan> plan = PlanTensors(s);
-  for (const TensorPlan& t : plan) RETURN_IF_ERROR(w.AddTensor(t.name, GgmlType::kF32, t.dims));
+  GgufWriter w;
+  SetMetadata(s, vocab, init, w);
+  vocab.clear();
+  for (const TensorPlan& t : plan.tensors) RETURN_IF_ERROR(w.AddTensor(t.name, t.type, t.dims));
   RETURN_IF_ERROR(w.Begin(path));
-  std::mt19937_64 rng(s.seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> values;
-  for (size_t i = 0; i < plan.size(); ++i) {
-    const TensorPlan& t = plan[i];
-    int64_t n = 1;
-    for (int64_t d : t.dims) n *= d;
-    values.resize(n);
-    float scale = t.is_norm ? 0.1f : 1.0f / std::sqrt(static_cast<float>(t.dims[0]));
-    for (float& v : values) v = (t.is_norm ? 1.0f : 0.0f) + scale * normal(rng);
-    RETURN_IF_ERROR(w.WriteTensorData(
-        i, {reinterpret_cast<const uint8_t*>(values.data()), values.size() * sizeof(float)}));
+  auto fail = [&](const Status& st) {
+    (void)w.Finish();
+    std::remove(path.c_str());
+    return st;
+  };
+  // Double buffering: tensor i is generated into bufs[i % 2] while tensor i - 1 is written.
+  struct Buffer {
+    std::unique_ptr<uint8_t[]> data;  // uninitialized; every byte is generated before use
+    size_t capacity = 0;
+  } bufs[2];
+  std::future<Status> writing;
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    const TensorPlan& t = plan.tensors[i];
+    Buffer& buf = bufs[i % 2];
+    const size_t size = static_cast<size_t>(t.n_bytes);
+    if (buf.capacity < size) {
+      buf.data.reset();
+      buf.data.reset(new uint8_t[size]);
+      buf.capacity = size;
+    }
+    FillTensor(t, init, threads, buf.data.get());
+    if (writing.valid()) {
+      Status st = writing.get();
+      if (!st.ok()) return fail(st);
+    }
+    const std::span<const uint8_t> bytes(buf.data.get(), size);
+    writing =
+        std::async(std::launch::async, [&w, bytes, i] { return w.WriteTensorData(i, bytes); });
   }
-  return w.Finish();
+  if (writing.valid()) {
+    Status st = writing.get();
+    if (!st.ok()) return fail(st);
+  }
+  Status st = w.Finish();
+  if (!st.ok()) {
+    std::remove(path.c_str());
+    return st;
+  }
+  MakeModelStats stats;
+  stats.n_params = plan.n_params;
+  stats.n_bytes = plan.n_bytes;
+  stats.n_tensors = static_cast<int>(plan.tensors.size());
+  stats.n_fallback = plan.n_fallback;
+  stats.threads = threads;
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return stats;
 }
 
 }  // namespace forge

@@ -9,7 +9,8 @@
 
 namespace forge {
 
-// Dequantizes n elements (a multiple of the type's block size) starting at src.
+// Dequantizes n elements (a multiple of the type's block size) starting at src (any alignment);
+// bit exact with ggml's dequantization for every supported type. Quantizing: quant/quantize.h.
 Status DequantizeRow(GgmlType type, const uint8_t* src, float* dst, int64_t n);
 
 }  // namespace forge

@@ -58,8 +58,7 @@ TEST(GgufRoundTripTest, EveryValueType) {
       EXPECT_EQ(g.Find("f64")->f64(), -1e300);
       EXPECT_TRUE(*g.GetBool("bool"));
       EXPECT_EQ(*g.GetString("str"), std::string("h\xc3\xa9llo\0x", 8));
-      EXPECT_EQ(*g.GetStringArray("strs"),
-                (std::vector<std::string>{"a", "", "\xe2\x96\x81the"}));
+      EXPECT_EQ(*g.GetStringArray("strs"), (std::vector<std::string>{"a", "", "\xe2\x96\x81the"}));
       EXPECT_EQ(*g.GetF32Array("f32s"), (std::vector<float>{1.5f, -2.0f}));
       EXPECT_EQ(*g.GetI32Array("i32s"), (std::vector<int32_t>{1, -2, 3}));
       EXPECT_EQ(g.Find("nested")->items()[1].items()[1].i64(), 3);

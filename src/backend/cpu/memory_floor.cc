@@ -34,3 +34,24 @@ CpuCopyBandwidth MeasureCpuCopyBandwidth(int64_t buffer_bytes, int threads) {
 }
 
 }  // namespace forge
+
+#include "backend/cpu/matmul/matmul.h"
+
+namespace forge {
+
+double MeasureCpuMatmulRate() {
+  const int64_t m = 256, n = 2048, k = 2048;
+  std::vector<float> x(m * k, 0.5f), w(n * k, 0.25f), out(m * n);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 97) * 0.01f;
+  WeightView wv{GgmlType::kF32, n, k, k * 4, reinterpret_cast<const uint8_t*>(w.data())};
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    auto t0 = std::chrono::steady_clock::now();
+    (void)matmul_cpu({x.data(), 0, wv, nullptr, out.data(), 0, m});
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, 2.0 * m * n * k / secs);
+  }
+  return best;
+}
+
+}  // namespace forge

@@ -16,3 +16,11 @@ struct CpuCopyBandwidth {
 CpuCopyBandwidth MeasureCpuCopyBandwidth(int64_t buffer_bytes = int64_t{512} << 20, int threads = 0);
 
 }  // namespace forge
+
+namespace forge {
+
+// The CPU backend's F32 matmul rate (FLOP/s) on a 256 x 2048 x 2048 product, best of 3: the
+// compute floor for CPU prefill.
+double MeasureCpuMatmulRate();
+
+}  // namespace forge

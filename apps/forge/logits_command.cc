@@ -1,0 +1,61 @@
+// forge logits -m MODEL.gguf --ids 1,2,3 [--out FILE]: teacher-forced logits of every position,
+// written as raw little-endian float32 [n_tokens, n_vocab] (for comparisons with other engines).
+#include <cstdio>
+#include <sstream>
+
+#include "commands.h"
+#include "model/teacher_forced.h"
+
+namespace forge::cli {
+
+void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
+  struct Args {
+    std::string model, ids, out;
+    int chunk = 0;
+  };
+  auto args = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("logits", "Teacher-forced logits of a token sequence");
+  cmd->add_option("-m,--model", args->model, "GGUF model")->required();
+  cmd->add_option("--ids", args->ids, "Token ids, comma or space separated")->required();
+  cmd->add_option("--out", args->out, "Write float32 logits here");
+  cmd->add_option("--chunk", args->chunk, "Prefill chunk size (0: one batch)");
+  cmd->callback([args, runner] {
+    *runner = [args]() -> int {
+      std::vector<int32_t> ids;
+      std::string s = args->ids;
+      for (char& c : s) c = (c == ',') ? ' ' : c;
+      std::istringstream in(s);
+      long long v;
+      while (in >> v) ids.push_back(static_cast<int32_t>(v));
+      if (!in.eof() || ids.empty()) {
+        std::fprintf(stderr, "forge logits: --ids must be a list of integers\n");
+        return 2;
+      }
+      auto backend = MakeCpuBackend();
+      auto model = Model::Load(args->model, backend.get());
+      if (!model.ok()) {
+        std::fprintf(stderr, "forge logits: %s\n", model.status().ToString().c_str());
+        return 1;
+      }
+      auto logits = TeacherForcedLogits(**model, ids, args->chunk);
+      if (!logits.ok()) {
+        std::fprintf(stderr, "forge logits: %s\n", logits.status().ToString().c_str());
+        return 1;
+      }
+      const int64_t vocab = (*model)->config().n_vocab;
+      if (!args->out.empty()) {
+        std::FILE* f = std::fopen(args->out.c_str(), "wb");
+        if (f == nullptr ||
+            std::fwrite(logits->data(), 4, logits->size(), f) != logits->size() ||
+            std::fclose(f) != 0) {
+          std::fprintf(stderr, "forge logits: cannot write %s\n", args->out.c_str());
+          return 1;
+        }
+      }
+      std::printf("%zu tokens x %lld logits\n", ids.size(), static_cast<long long>(vocab));
+      return 0;
+    };
+  });
+}
+
+}  // namespace forge::cli

@@ -1,0 +1,22 @@
+// SwiGLU: out[t, i] = silu(gate[t, i]) * up[t, i], silu(x) = x / (1 + exp(-x)).
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+
+namespace forge {
+
+struct SwigluParams {
+  const float* gate = nullptr;  // [n_tokens, dim], row stride gate_stride
+  const float* up = nullptr;    // [n_tokens, dim], row stride up_stride
+  float* out = nullptr;         // [n_tokens, dim], contiguous
+  int64_t n_tokens = 0;
+  int64_t dim = 0;
+  int64_t gate_stride = 0;  // 0: dim
+  int64_t up_stride = 0;    // 0: dim
+};
+
+Status swiglu_ref(const SwigluParams& p);
+
+}  // namespace forge

@@ -1,0 +1,97 @@
+// attention_cuda: the generic paged attention kernel for any head dim up to 256 (DESIGN.md's
+// named generic dispatch entry): one warp per (query token, head), keys walked in order with an
+// online softmax; each lane holds head_dim / 32 elements. Correct for every shape, not fast; the
+// tiled prefill and split-KV decode kernels replace it where they apply.
+#include <cfloat>
+
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/launch.cuh"
+#include "backend/cuda/ops_cuda.h"
+
+namespace forge::cuda {
+namespace {
+
+template <int kPerLane>
+__global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, int64_t pairs) {
+  const int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
+  const int lane = threadIdx.x & 31;
+  if (warp >= pairs) return;
+  const int64_t t = warp / p.n_heads, h = warp % p.n_heads;
+  int64_t lo = 0, hi = p.n_seqs - 1;  // the last sequence s with cu_seqlens_q[s] <= t
+  while (lo < hi) {
+    int64_t mid = (lo + hi + 1) / 2;
+    if (p.cu_seqlens_q[mid] <= t) lo = mid; else hi = mid - 1;
+  }
+  int64_t s = lo;
+  while (s + 1 < p.n_seqs && p.cu_seqlens_q[s + 1] <= t) ++s;  // skip empty sequences
+  const int64_t q_len = p.cu_seqlens_q[s + 1] - p.cu_seqlens_q[s];
+  const int64_t i = t - p.cu_seqlens_q[s];
+  const int64_t n_keys = p.causal ? p.seq_lens_k[s] - q_len + i + 1 : p.seq_lens_k[s];
+  const int64_t kv_head = h / (p.n_heads / p.n_kv_heads);
+  const float* q = p.q + t * q_stride + h * p.head_dim;
+  float qv[kPerLane], acc[kPerLane];
+#pragma unroll
+  for (int e = 0; e < kPerLane; ++e) {
+    const int64_t d = lane + 32 * e;
+    qv[e] = d < p.head_dim ? q[d] : 0.0f;
+    acc[e] = 0.0f;
+  }
+  float m = -FLT_MAX, l = 0.0f;
+  const int32_t* table = p.block_tables + s * p.block_table_stride;
+  for (int64_t j = 0; j < n_keys; ++j) {
+    const int64_t slot = static_cast<int64_t>(table[j / p.block_size]) * p.block_size +
+                         j % p.block_size;
+    const float* k = p.k_cache + (slot * p.n_kv_heads + kv_head) * p.head_dim;
+    const float* v = p.v_cache + (slot * p.n_kv_heads + kv_head) * p.head_dim;
+    float dot = 0.0f;
+#pragma unroll
+    for (int e = 0; e < kPerLane; ++e) {
+      const int64_t d = lane + 32 * e;
+      if (d < p.head_dim) dot += qv[e] * k[d];
+    }
+    dot = WarpSum(dot) * p.scale;
+    const float m_new = fmaxf(m, dot);
+    const float corr = expf(m - m_new), w = expf(dot - m_new);
+    l = l * corr + w;
+#pragma unroll
+    for (int e = 0; e < kPerLane; ++e) {
+      const int64_t d = lane + 32 * e;
+      acc[e] = acc[e] * corr + (d < p.head_dim ? w * v[d] : 0.0f);
+    }
+    m = m_new;
+  }
+  float* o = p.out + (t * p.n_heads + h) * p.head_dim;
+#pragma unroll
+  for (int e = 0; e < kPerLane; ++e) {
+    const int64_t d = lane + 32 * e;
+    if (d < p.head_dim) o[d] = n_keys > 0 ? acc[e] / l : 0.0f;
+  }
+}
+
+}  // namespace
+
+Status attention_cuda(const AttentionParams& p) {
+  if (p.head_dim <= 0 || p.head_dim > 256) {
+    return UnimplementedError("attention_cuda: unsupported head_dim=" + std::to_string(p.head_dim));
+  }
+  if (p.n_heads % p.n_kv_heads != 0) {
+    return InvalidArgumentError("attention_cuda: n_heads % n_kv_heads != 0");
+  }
+  // cu_seqlens_q lives in device memory: the token count comes from AttentionParams::n_tokens.
+  const int64_t pairs = p.n_tokens * p.n_heads;
+  if (pairs == 0) return Status::Ok();
+  const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
+  const int threads = 128;
+  const unsigned blocks = static_cast<unsigned>((pairs * 32 + threads - 1) / threads);
+  if (p.head_dim <= 64) {
+    attention_generic_kernel<2><<<blocks, threads>>>(p, q_stride, pairs);
+  } else if (p.head_dim <= 128) {
+    attention_generic_kernel<4><<<blocks, threads>>>(p, q_stride, pairs);
+  } else {
+    attention_generic_kernel<8><<<blocks, threads>>>(p, q_stride, pairs);
+  }
+  CUDA_RETURN_IF_LAUNCH_ERROR("attention_generic_kernel");
+  return Status::Ok();
+}
+
+}  // namespace forge::cuda

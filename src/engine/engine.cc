@@ -1,0 +1,235 @@
+// Engine: creation (context, KV pool, scheduler), submission checks, cancellation, the loop
+// thread and the statistics snapshot. The step itself is in engine_step.cc.
+#include "engine/engine.h"
+
+#include <string>
+
+#include "base/logging.h"
+#include "engine/request_state.h"
+
+namespace forge {
+namespace {
+
+std::string Str(int64_t v) { return std::to_string(v); }
+
+}  // namespace
+
+Engine::Engine(Model& model, const Tokenizer* tokenizer, const EngineOptions& options)
+    : model_(model),
+      tokenizer_(tokenizer),
+      options_(options),
+      sampler_(static_cast<int32_t>(model.config().n_vocab)) {}
+
+StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer* tokenizer,
+                                                 const EngineOptions& options) {
+  const int64_t ctx = options.ctx_size > 0 ? options.ctx_size : model.config().n_ctx_train;
+  if (ctx <= 0) {
+    return InvalidArgumentError("engine: ctx_size=" + Str(options.ctx_size) +
+                                " and the model states no training context");
+  }
+  if (options.block_size <= 0) {
+    return InvalidArgumentError("engine: block_size=" + Str(options.block_size) + ": must be > 0");
+  }
+  if (options.num_kv_blocks < 0) {
+    return InvalidArgumentError("engine: num_kv_blocks=" + Str(options.num_kv_blocks) +
+                                ": must be >= 0 (0: planned from ctx_size and max_num_seqs)");
+  }
+  SchedulerOptions so;
+  so.block_size = options.block_size;
+  so.max_num_seqs = options.max_num_seqs;
+  so.max_num_batched_tokens = options.max_num_batched_tokens;
+  so.enable_prefix_caching = options.enable_prefix_caching;
+  so.num_blocks = options.num_kv_blocks;
+  if (so.num_blocks == 0) {
+    if (options.max_num_seqs <= 0) {
+      return InvalidArgumentError("engine: max_num_seqs=" + Str(options.max_num_seqs) +
+                                  ": must be > 0");
+    }
+    ASSIGN_OR_RETURN(int64_t blocks, PlanKvBlocks(model.CacheShape(1, options.block_size), ctx,
+                                                  options.max_num_seqs, options.kv_cache_bytes));
+    so.num_blocks = static_cast<int32_t>(std::min<int64_t>(blocks, INT32_MAX));
+  }
+  RETURN_IF_ERROR(so.Validate());
+  auto engine = std::unique_ptr<Engine>(new Engine(model, tokenizer, options));
+  ASSIGN_OR_RETURN(engine->cache_, KvCache::Create(model.backend(),
+                                                   model.CacheShape(so.num_blocks, so.block_size)));
+  engine->scheduler_ = std::make_unique<Scheduler>(so);
+  engine->ctx_size_ = ctx;
+  engine->max_context_ = std::min<int64_t>(ctx, int64_t{so.num_blocks} * so.block_size);
+  engine->n_vocab_ = static_cast<int32_t>(model.config().n_vocab);
+  if (tokenizer) {
+    const auto& eog = tokenizer->vocab().eog;
+    engine->eos_ids_.assign(eog.begin(), eog.end());
+  } else {
+    engine->eos_ids_ = options.eos_ids;
+  }
+  engine->seed_rng_.seed(options.seed_source ? options.seed_source : std::random_device{}());
+  {
+    std::lock_guard<std::mutex> lock(engine->stats_mu_);
+    engine->stats_.kv_blocks_total = so.num_blocks;
+    engine->stats_.kv_blocks_free = so.num_blocks;
+  }
+  return engine;
+}
+
+Engine::~Engine() {
+  Stop();
+  std::lock_guard<std::mutex> lock(step_mu_);
+  DrainInbox();
+  std::vector<Request*> left;
+  for (auto& [id, r] : requests_) left.push_back(r.get());
+  for (Request* r : left) CancelRequest(r, CancelledError("engine shut down"));
+  for (RequestId id : done_) requests_.erase(id);
+  done_.clear();
+}
+
+StatusOr<RequestHandle> Engine::Submit(EngineRequest request) {
+  auto r = std::make_unique<Request>();
+  if (!request.prompt_ids.empty()) {
+    r->prompt = std::move(request.prompt_ids);
+  } else if (!request.prompt.empty()) {
+    if (!tokenizer_) {
+      return InvalidArgumentError(
+          "text prompt given but the engine has no tokenizer; "
+          "pass prompt_ids");
+    }
+    r->prompt = tokenizer_->Encode(request.prompt, /*add_special=*/true, /*parse_special=*/false);
+  }
+  const int64_t P = static_cast<int64_t>(r->prompt.size());
+  if (P == 0) return InvalidArgumentError("empty prompt");
+  for (size_t i = 0; i < r->prompt.size(); ++i) {
+    if (r->prompt[i] < 0 || r->prompt[i] >= n_vocab_) {
+      return InvalidArgumentError("prompt token " + Str(int64_t(i)) + " = " + Str(r->prompt[i]) +
+                                  " is outside the vocabulary of " + Str(n_vocab_));
+    }
+  }
+  RETURN_IF_ERROR(request.params.ValidateForVocab(n_vocab_));
+  if (request.n < 1 || request.n > options_.max_num_seqs) {
+    return InvalidArgumentError("n=" + Str(request.n) + ": must be in [1, max_num_seqs=" +
+                                Str(options_.max_num_seqs) + "]");
+  }
+  if (!request.params.stop.empty() && !tokenizer_) {
+    return InvalidArgumentError("stop strings need a tokenizer; the engine has none");
+  }
+  const int64_t bs = scheduler_->options().block_size;
+  const int64_t pool_tokens = int64_t{num_kv_blocks()} * bs;
+  const int32_t max_tokens = request.params.max_tokens;
+  if (max_tokens >= 0) {
+    if (P + max_tokens > ctx_size_) {
+      return InvalidArgumentError("prompt of " + Str(P) +
+                                  " tokens + max_tokens=" + Str(max_tokens) +
+                                  " exceeds the context of " + Str(ctx_size_) + " tokens");
+    }
+    if (P + max_tokens > pool_tokens) {
+      return InvalidArgumentError("prompt of " + Str(P) +
+                                  " tokens + max_tokens=" + Str(max_tokens) + " needs " +
+                                  Str((P + max_tokens + bs - 1) / bs) + " KV blocks of " + Str(bs) +
+                                  " tokens; the pool holds " + Str(num_kv_blocks()));
+    }
+    r->max_new = max_tokens;
+  } else {
+    if (P >= ctx_size_) {
+      return InvalidArgumentError("prompt of " + Str(P) +
+                                  " tokens does not fit in the context of " + Str(ctx_size_) +
+                                  " tokens (with room for one generated token)");
+    }
+    if (P >= pool_tokens) {
+      return InvalidArgumentError(
+          "prompt of " + Str(P) + " tokens does not fit in the KV pool of " + Str(num_kv_blocks()) +
+          " blocks of " + Str(bs) + " tokens (with room for one generated token)");
+    }
+    r->max_new = static_cast<int32_t>(max_context_ - P);
+  }
+  r->params = std::move(request.params);
+  r->n = request.n;
+  r->on_event = std::move(request.on_event);
+  if (!r->on_event) r->events = std::make_shared<RequestEvents>();
+  r->samples.resize(r->n);
+  if (tokenizer_) {
+    for (auto& s : r->samples) s.text = std::make_unique<TextOutput>(*tokenizer_, r->params.stop);
+  }
+  r->submitted = Clock::now();
+
+  RequestHandle handle;
+  handle.prompt_tokens = P;
+  handle.events = r->events;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!r->params.seed) r->params.seed = seed_rng_();
+    r->id = next_request_id_++;
+    handle.id = r->id;
+    handle.seed = *r->params.seed;
+    live_.insert(r->id);
+    pending_.push_back(std::move(r));
+    ++submitted_;
+  }
+  cv_.notify_all();
+  return handle;
+}
+
+bool Engine::Cancel(RequestId id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!live_.count(id)) return false;
+    cancels_.push_back(id);
+  }
+  cv_.notify_all();
+  return true;
+}
+
+bool Engine::HasWork() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return !pending_.empty() || !cancels_.empty() || busy_.load();
+}
+
+Status Engine::RunUntilIdle() {
+  while (HasWork()) RETURN_IF_ERROR(Step());
+  return Status::Ok();
+}
+
+void Engine::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (thread_.joinable()) return;
+  stop_ = false;
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void Engine::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void Engine::Loop() {
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [&] { return stop_ || !pending_.empty() || !cancels_.empty() || busy_; });
+      if (stop_) return;
+    }
+    Status s = Step();
+    if (!s.ok()) LOG(ERROR) << "engine step: " << s.ToString();
+    if (!last_step_ran_) {  // sequences held but none runnable now: do not spin
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::milliseconds(1),
+                   [&] { return stop_ || !pending_.empty() || !cancels_.empty(); });
+    }
+  }
+}
+
+EngineStats Engine::stats() const {
+  EngineStats s;
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    s = stats_;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  s.waiting += static_cast<int64_t>(pending_.size());
+  s.requests_submitted = submitted_;
+  return s;
+}
+
+}  // namespace forge

@@ -1,0 +1,126 @@
+// Engine: many requests at once on one Model: continuous batching (one forward per step over a
+// Scheduler's plan), chunked prefill, prefix caching, preemption, forks, cancellation, streamed
+// events. The same engine runs on every backend; submission and cancellation are thread-safe.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "engine/engine_options.h"
+#include "engine/request.h"
+#include "engine/text_output.h"
+#include "model/model.h"
+#include "sampling/sampler.h"
+#include "sched/scheduler.h"
+#include "tokenizer/tokenizer.h"
+
+namespace forge {
+
+class Engine {
+ public:
+  // The model and tokenizer must outlive the engine. Without a tokenizer only token-id prompts
+  // are accepted and events carry no text. Errors: bad options, a KV cache that cannot be made.
+  static StatusOr<std::unique_ptr<Engine>> Create(Model& model, const Tokenizer* tokenizer,
+                                                  const EngineOptions& options = {});
+  // Stops the loop thread; unfinished requests end with kCancelled ("engine shut down").
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Queues a request (thread-safe); it joins the batch at the next step. Errors, before
+  // anything is queued: an empty or out-of-vocabulary prompt, bad params or n, stop strings
+  // without a tokenizer, and a request that could never fit: prompt + max_tokens beyond the
+  // context, or more KV blocks than the pool holds.
+  StatusOr<RequestHandle> Submit(EngineRequest request);
+  // Cancels a request at the next step boundary (thread-safe; any moment, from any thread or an
+  // event callback): its blocks are released and each unfinished sample gets a final event with
+  // kCancelled. False when the id is unknown or already finished.
+  bool Cancel(RequestId id);
+
+  // One step on the calling thread: admit and cancel, plan, one forward, sample, emit events.
+  // Steps are serialized. An error (a failed forward) fails the requests in that step's batch.
+  Status Step();
+  // Steps until nothing is queued or running (without the loop thread).
+  Status RunUntilIdle();
+  // Runs Step() on an engine thread whenever there is work, until Stop() or destruction.
+  void Start();
+  void Stop();
+
+  bool HasWork() const;       // thread-safe
+  EngineStats stats() const;  // thread-safe snapshot
+  const EngineOptions& options() const { return options_; }
+  int64_t ctx_size() const { return ctx_size_; }
+  int32_t num_kv_blocks() const { return scheduler_->options().num_blocks; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Request;
+
+  Engine(Model& model, const Tokenizer* tokenizer, const EngineOptions& options);
+  void Loop();
+  void DrainInbox();
+  void AdmitRequest(std::unique_ptr<Request> r);
+  void CancelRequest(Request* r, const Status& why);
+  Status RunPlan(const StepPlan& plan);
+  void ProcessOutputs(const StepPlan& plan);
+  // Samples the first token of every sample of a request that forks, and forks it.
+  void SampleAndFork(Request* r, std::span<const float> logits);
+  void AcceptToken(Request* r, int32_t sample, StatusOr<SampleResult> result);
+  void Emit(Request* r, RequestEvent event);
+  void FinishSample(Request* r, int32_t sample, RequestEvent* event);
+  void FailPlan(const StepPlan& plan, const Status& why);
+  StatusOr<SampleResult> SampleToken(Request* r, int32_t sample, std::span<const float> logits);
+  void PublishStats(bool ran, int64_t prefill_tokens, double seconds);
+
+  Model& model_;
+  const Tokenizer* tokenizer_;
+  EngineOptions options_;
+  int64_t ctx_size_ = 0;
+  int64_t max_context_ = 0;  // min(ctx_size_, pool tokens)
+  int32_t n_vocab_ = 0;
+  std::vector<int32_t> eos_ids_;
+  std::unique_ptr<KvCache> cache_;
+
+  // Inbox: what other threads hand to the step thread.
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::unique_ptr<Request>> pending_;
+  std::vector<RequestId> cancels_;
+  std::unordered_set<RequestId> live_;  // submitted and not finished
+  RequestId next_request_id_ = 1;
+  int64_t submitted_ = 0;
+  std::mt19937_64 seed_rng_;
+  bool stop_ = false;
+  std::thread thread_;
+  std::atomic<bool> busy_{false};  // the scheduler holds sequences
+  std::atomic<bool> last_step_ran_{true};
+
+  // Step state (under step_mu_).
+  std::mutex step_mu_;
+  std::unique_ptr<Scheduler> scheduler_;
+  Sampler sampler_;
+  std::unordered_map<RequestId, std::unique_ptr<Request>> requests_;
+  struct Owner {
+    Request* request;
+    int32_t sample;
+  };
+  std::unordered_map<uint64_t, Owner> seq_owner_;  // sequence id -> request and sample
+  std::vector<RequestId> done_;                    // finished during this step
+  uint64_t next_seq_id_ = 1;
+  uint64_t next_arrival_ = 1;
+  std::vector<float> logits_;  // [rows, n_vocab] of the last forward
+  int64_t step_gen_tokens_ = 0;
+
+  mutable std::mutex stats_mu_;
+  EngineStats stats_;
+};
+
+}  // namespace forge

@@ -1,0 +1,277 @@
+// Engine::Step: drain the inbox, plan, copy-on-write, one forward over the whole plan, then
+// sample every sequence that reached its last token, fork, stream events and finish samples.
+#include <algorithm>
+#include <string>
+#include <thread>
+
+#include "engine/engine.h"
+#include "engine/kv_block_copy.h"
+#include "engine/request_state.h"
+
+namespace forge {
+
+Status Engine::Step() {
+  std::lock_guard<std::mutex> lock(step_mu_);
+  DrainInbox();
+  StepPlan plan = scheduler_->Schedule();
+  Status status;
+  const Clock::time_point t0 = Clock::now();
+  step_gen_tokens_ = 0;
+  int64_t prefill_tokens = 0;
+  if (!plan.empty()) {
+    for (const ScheduledSeq& item : plan.seqs) {
+      const bool decode = item.num_tokens == 1 && item.start >= item.seq->num_prompt;
+      if (!decode) prefill_tokens += item.num_tokens;
+      Request* r = seq_owner_.at(item.seq->id).request;
+      if (!r->was_scheduled) {
+        r->was_scheduled = true;
+        r->scheduled = t0;
+      }
+    }
+    status = RunPlan(plan);
+    if (status.ok()) {
+      scheduler_->OnStepDone(plan);
+      ProcessOutputs(plan);
+    } else {
+      FailPlan(plan, status);
+    }
+  }
+  for (RequestId id : done_) requests_.erase(id);
+  done_.clear();
+  busy_ = !scheduler_->empty();
+  last_step_ran_ = !plan.empty();
+  if (options_.check_invariants) scheduler_->CheckInvariants();
+  PublishStats(!plan.empty(), prefill_tokens,
+               std::chrono::duration<double>(Clock::now() - t0).count());
+  if (!plan.empty() && options_.step_delay.count() > 0) {
+    std::this_thread::sleep_for(options_.step_delay);
+  }
+  return status;
+}
+
+void Engine::DrainInbox() {
+  std::vector<std::unique_ptr<Request>> incoming;
+  std::vector<RequestId> cancels;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    incoming.swap(pending_);
+    cancels.swap(cancels_);
+  }
+  for (auto& r : incoming) AdmitRequest(std::move(r));
+  for (RequestId id : cancels) {
+    auto it = requests_.find(id);
+    if (it == requests_.end() || it->second->num_done == it->second->n) continue;
+    {
+      std::lock_guard<std::mutex> lock(stats_mu_);
+      ++stats_.requests_cancelled;
+    }
+    CancelRequest(it->second.get(), CancelledError("request " + std::to_string(id) + " cancelled"));
+  }
+}
+
+void Engine::AdmitRequest(std::unique_ptr<Request> r) {
+  r->arrival = next_arrival_++;
+  r->forked = r->n == 1;
+  const uint64_t seq = next_seq_id_++;
+  const int32_t max_len = static_cast<int32_t>(r->prompt.size()) + r->max_new;
+  scheduler_->Add(seq, r->prompt, max_len, {r->arrival, 0}, r->n);
+  r->samples[0].seq = seq;
+  seq_owner_[seq] = {r.get(), 0};
+  const RequestId id = r->id;
+  requests_[id] = std::move(r);
+}
+
+void Engine::CancelRequest(Request* r, const Status& why) {
+  for (int32_t i = 0; i < r->n; ++i) {
+    if (r->samples[i].done) continue;
+    RequestEvent ev;
+    ev.request_id = r->id;
+    ev.sample = i;
+    ev.status = why;
+    FinishSample(r, i, &ev);
+    Emit(r, std::move(ev));
+  }
+}
+
+Status Engine::RunPlan(const StepPlan& plan) {
+  RETURN_IF_ERROR(CopyKvBlocks(model_.backend(), *cache_, plan.copies));
+  ForwardBatch batch;
+  batch.block_size = scheduler_->options().block_size;
+  std::vector<int32_t> tokens;
+  for (const ScheduledSeq& item : plan.seqs) {
+    const Sequence& s = *item.seq;
+    tokens.assign(s.tokens.begin() + item.start, s.tokens.begin() + item.start + item.num_tokens);
+    RETURN_IF_ERROR(batch.AddSequence(
+        tokens, item.start, s.blocks,
+        item.wants_logits ? ForwardBatch::Logits::kLast : ForwardBatch::Logits::kNone));
+  }
+  batch.Finish();
+  return model_.Forward(batch, *cache_, &logits_);
+}
+
+void Engine::FailPlan(const StepPlan& plan, const Status& why) {
+  std::vector<Request*> failed;
+  for (const ScheduledSeq& item : plan.seqs) {
+    Request* r = seq_owner_.at(item.seq->id).request;
+    if (std::find(failed.begin(), failed.end(), r) == failed.end()) failed.push_back(r);
+  }
+  for (Request* r : failed) CancelRequest(r, why);
+}
+
+StatusOr<SampleResult> Engine::SampleToken(Request* r, int32_t sample,
+                                           std::span<const float> logits) {
+  SampleContext ctx;
+  ctx.request_id = static_cast<uint64_t>(sample);
+  ctx.prompt = r->prompt;
+  ctx.generated = r->samples[sample].generated;
+  ctx.eos_ids = eos_ids_;
+  return sampler_.Sample(r->params, ctx, logits);
+}
+
+void Engine::ProcessOutputs(const StepPlan& plan) {
+  size_t row = 0;
+  for (const ScheduledSeq& item : plan.seqs) {
+    if (!item.wants_logits) continue;
+    std::span<const float> logits(logits_.data() + row * n_vocab_, n_vocab_);
+    ++row;
+    const Owner owner = seq_owner_.at(item.seq->id);
+    Request* r = owner.request;
+    if (options_.logits_hook) {
+      options_.logits_hook({r->id, owner.sample, item.seq->size(), logits});
+    }
+    if (!r->forked) {
+      SampleAndFork(r, logits);
+    } else {
+      AcceptToken(r, owner.sample, SampleToken(r, owner.sample, logits));
+    }
+  }
+}
+
+void Engine::SampleAndFork(Request* r, std::span<const float> logits) {
+  std::vector<StatusOr<SampleResult>> results;
+  for (int32_t i = 0; i < r->n; ++i) results.push_back(SampleToken(r, i, logits));
+  for (int32_t i = 1; i < r->n; ++i) {
+    const uint64_t child = next_seq_id_++;
+    scheduler_->Fork(r->samples[0].seq, child, {r->arrival, i});
+    r->samples[i].seq = child;
+    seq_owner_[child] = {r, i};
+  }
+  r->forked = true;
+  for (int32_t i = 0; i < r->n; ++i) AcceptToken(r, i, std::move(results[i]));
+}
+
+void Engine::AcceptToken(Request* r, int32_t sample, StatusOr<SampleResult> result) {
+  Request::Sample& s = r->samples[sample];
+  RequestEvent ev;
+  ev.request_id = r->id;
+  ev.sample = sample;
+  if (!result.ok()) {
+    ev.status = result.status().WithContext("request " + std::to_string(r->id) + " sample " +
+                                            std::to_string(sample));
+    FinishSample(r, sample, &ev);
+    Emit(r, std::move(ev));
+    return;
+  }
+  const int32_t token = result->token;
+  const Clock::time_point now = Clock::now();
+  if (s.generated.empty()) {
+    s.first_token = now;
+  } else {
+    const double gap = std::chrono::duration<double>(now - s.last_token).count();
+    s.itl_sum += gap;
+    s.itl_max = std::max(s.itl_max, gap);
+    ++s.itl_count;
+  }
+  s.last_token = now;
+  s.generated.push_back(token);
+  ++step_gen_tokens_;
+  ev.tokens.push_back(token);
+  if (r->params.logprobs) ev.logprobs.push_back(std::move(result).value());
+  FinishReason finish = CheckTokenStop(r->params, eos_ids_, s.generated);
+  if (finish == FinishReason::kNone && static_cast<int64_t>(s.generated.size()) >= r->max_new) {
+    finish = FinishReason::kLength;
+  }
+  if (s.text) ev.text = s.text->Push(token, &finish);
+  if (finish != FinishReason::kNone) {
+    ev.finish = finish;
+    FinishSample(r, sample, &ev);
+  } else {
+    scheduler_->AppendToken(s.seq, token);
+  }
+  Emit(r, std::move(ev));
+}
+
+void Engine::FinishSample(Request* r, int32_t sample, RequestEvent* ev) {
+  Request::Sample& s = r->samples[sample];
+  CHECK(!s.done) << "request " << r->id << " sample " << sample << " finished twice";
+  ev->finished = true;
+  int64_t cached = 0;
+  if (s.seq != 0) {
+    if (const Sequence* q = scheduler_->Find(s.seq)) {
+      ev->timing.preemptions = q->num_preemptions;
+      cached = q->num_cached_tokens;
+    }
+    scheduler_->Remove(s.seq);
+    seq_owner_.erase(s.seq);
+  }
+  const Clock::time_point now = Clock::now();
+  auto secs = [](Clock::duration d) { return std::chrono::duration<double>(d).count(); };
+  ev->usage.prompt_tokens = static_cast<int64_t>(r->prompt.size());
+  ev->usage.completion_tokens = static_cast<int64_t>(s.generated.size());
+  ev->usage.cached_prompt_tokens = cached;
+  ev->timing.queue_seconds = r->was_scheduled ? secs(r->scheduled - r->submitted) : 0;
+  ev->timing.total_seconds = secs(now - r->submitted);
+  if (!s.generated.empty()) ev->timing.ttft_seconds = secs(s.first_token - r->submitted);
+  if (s.itl_count > 0) ev->timing.mean_itl_seconds = s.itl_sum / s.itl_count;
+  ev->timing.max_itl_seconds = s.itl_max;
+  s.done = true;
+  ++r->num_done;
+  {
+    std::lock_guard<std::mutex> lock(stats_mu_);
+    if (!s.generated.empty()) {
+      stats_.ttft_seconds_sum += ev->timing.ttft_seconds;
+      ++stats_.ttft_count;
+    }
+    stats_.itl_seconds_sum += s.itl_sum;
+    stats_.itl_count += s.itl_count;
+    if (r->num_done == r->n) ++stats_.requests_finished;
+  }
+  if (r->num_done == r->n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    live_.erase(r->id);
+    done_.push_back(r->id);
+  }
+}
+
+void Engine::Emit(Request* r, RequestEvent event) {
+  const bool last = event.finished && r->num_done == r->n;
+  if (r->on_event) {
+    r->on_event(event);
+  } else {
+    r->events->Push(std::move(event));
+    if (last) r->events->Close();
+  }
+}
+
+void Engine::PublishStats(bool ran, int64_t prefill_tokens, double seconds) {
+  const BlockPool& pool = scheduler_->pool();
+  const SchedulerStats& ss = scheduler_->stats();
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.waiting = scheduler_->num_waiting();
+  stats_.running = scheduler_->num_running();
+  stats_.kv_blocks_total = pool.num_blocks();
+  stats_.kv_blocks_used = pool.num_used();
+  stats_.kv_blocks_cached = pool.num_cached();
+  stats_.kv_blocks_free = pool.num_free();
+  stats_.prefix_cache_queries = ss.prefix_query_tokens;
+  stats_.prefix_cache_hits = ss.prefix_hit_tokens;
+  stats_.preemptions = ss.preemptions;
+  stats_.cow_copies = ss.cow_copies;
+  if (!ran) return;
+  ++stats_.steps;
+  stats_.prompt_tokens += prefill_tokens;
+  stats_.generation_tokens += step_gen_tokens_;
+  stats_.busy_seconds += seconds;
+}
+
+}  // namespace forge

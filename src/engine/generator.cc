@@ -1,0 +1,119 @@
+// Generator::Generate.
+#include "engine/generator.h"
+
+#include <chrono>
+#include <numeric>
+
+#include "sampling/sampler.h"
+#include "tokenizer/detokenizer.h"
+
+namespace forge {
+
+Generator::Generator(Model& model, const Tokenizer& tokenizer, GeneratorOptions options)
+    : model_(model), tokenizer_(tokenizer), options_(options) {
+  ctx_size_ = options.ctx_size > 0 ? options.ctx_size : model.config().n_ctx_train;
+}
+
+StatusOr<GenerateResult> Generator::Generate(const GenerateRequest& req,
+                                             const std::function<bool(std::string_view)>& on_text) {
+  RETURN_IF_ERROR(req.params.Validate());
+  const int64_t n_prompt = static_cast<int64_t>(req.prompt.size());
+  if (n_prompt == 0) return InvalidArgumentError("empty prompt");
+  if (n_prompt >= ctx_size_) {
+    return InvalidArgumentError("prompt of " + std::to_string(n_prompt) +
+                                " tokens does not fit in the context of " +
+                                std::to_string(ctx_size_) + " tokens");
+  }
+  for (int32_t id : req.prompt) {
+    if (id < 0 || id >= model_.config().n_vocab) {
+      return InvalidArgumentError("prompt token id " + std::to_string(id) +
+                                  " is outside the vocabulary of " +
+                                  std::to_string(model_.config().n_vocab));
+    }
+  }
+  int64_t max_new = ctx_size_ - n_prompt;
+  if (req.params.max_tokens >= 0) max_new = std::min<int64_t>(max_new, req.params.max_tokens);
+
+  const int bs = options_.block_size;
+  const int64_t blocks = (n_prompt + max_new + bs - 1) / bs;
+  ASSIGN_OR_RETURN(auto cache, KvCache::Create(model_.backend(), model_.CacheShape(blocks, bs)));
+  std::vector<int32_t> table(blocks);
+  std::iota(table.begin(), table.end(), 0);
+
+  GenerateResult result;
+  result.prompt_tokens = n_prompt;
+  std::vector<float> logits;
+  auto t0 = std::chrono::steady_clock::now();
+  for (int64_t pos = 0; pos < n_prompt; pos += options_.prefill_chunk) {
+    const int64_t len = std::min<int64_t>(options_.prefill_chunk, n_prompt - pos);
+    ForwardBatch b;
+    b.block_size = bs;
+    RETURN_IF_ERROR(b.AddSequence({req.prompt.begin() + pos, req.prompt.begin() + pos + len},
+                                  static_cast<int32_t>(pos), table));
+    b.Finish();
+    RETURN_IF_ERROR(model_.Forward(b, *cache, &logits));
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  result.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
+
+  Sampler sampler(static_cast<int32_t>(model_.config().n_vocab));
+  const std::vector<int32_t> eos(tokenizer_.vocab().eog.begin(), tokenizer_.vocab().eog.end());
+  DecodeOptions dopt;
+  dopt.strip_leading_space = false;  // a continuation of the prompt's text
+  StreamingDetokenizer detok(tokenizer_, dopt);
+  StopStringMatcher stops(req.params.stop);
+  std::string text;       // all generated text so far
+  size_t emitted = 0, scanned = 0;
+  bool cancelled = false;
+  while (result.finish == FinishReason::kNone && !cancelled) {
+    if (static_cast<int64_t>(result.tokens.size()) >= max_new) {
+      result.finish = FinishReason::kLength;
+      break;
+    }
+    SampleContext ctx{req.request_id, req.prompt, result.tokens, eos};
+    ASSIGN_OR_RETURN(SampleResult s, sampler.Sample(req.params, ctx, logits));
+    result.tokens.push_back(s.token);
+    result.finish = CheckTokenStop(req.params, eos, result.tokens);
+    if (result.finish != FinishReason::kStop) {  // a stopping token adds no text
+      text += detok.Push(s.token);
+    }
+    if (result.finish != FinishReason::kNone) text += detok.Finish();
+    StopScan scan = stops.Scan(text, scanned);
+    scanned = text.size();
+    size_t final_end = scan.emit_end;
+    if (scan.stopped) {
+      text.resize(scan.emit_end);
+      result.finish = FinishReason::kStop;
+    } else if (result.finish != FinishReason::kNone) {
+      final_end = text.size();  // nothing more can complete a stop string
+    }
+    if (final_end > emitted) {
+      if (on_text && !on_text(std::string_view(text).substr(emitted, final_end - emitted))) {
+        cancelled = true;
+      }
+      emitted = final_end;
+    }
+    if (result.finish != FinishReason::kNone || cancelled) break;
+    if (static_cast<int64_t>(result.tokens.size()) >= max_new) {
+      result.finish = FinishReason::kLength;
+      break;
+    }
+    const int32_t pos = static_cast<int32_t>(n_prompt + result.tokens.size() - 1);
+    ForwardBatch b;
+    b.block_size = bs;
+    RETURN_IF_ERROR(b.AddSequence({s.token}, pos, table));
+    b.Finish();
+    RETURN_IF_ERROR(model_.Forward(b, *cache, &logits));
+  }
+  if (result.finish == FinishReason::kLength && emitted < text.size()) {
+    std::string rest = text.substr(emitted) + detok.Finish();
+    if (on_text && !rest.empty()) on_text(rest);
+    text = text.substr(0, emitted) + rest;
+  }
+  result.text = std::move(text);
+  result.decode_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  return result;
+}
+
+}  // namespace forge

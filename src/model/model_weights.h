@@ -1,0 +1,45 @@
+// ModelWeights: every tensor of a llama-family model bound by name with its shape checked, as
+// views over the mapped GGUF (no copy). Fused phi3 tensors are split into row views.
+#pragma once
+
+#include <vector>
+
+#include "base/status.h"
+#include "gguf/gguf_file.h"
+#include "model/model_config.h"
+#include "quant/weight_view.h"
+
+namespace forge {
+
+// A 1-D F32 tensor (norm weights, biases); null when absent.
+struct VectorView {
+  const float* data = nullptr;
+  int64_t size = 0;
+};
+
+struct LayerWeights {
+  VectorView attn_norm;          // [n_embd]
+  WeightView wq, wk, wv, wo;     // [q_dim, n_embd], [kv_dim, n_embd] x2, [n_embd, q_dim]
+  VectorView bq, bk, bv;         // qwen2 biases
+  VectorView q_norm, k_norm;     // qwen3 [head_dim]
+  VectorView ffn_norm;           // [n_embd]
+  WeightView w_gate, w_up, w_down;  // [n_ff, n_embd] x2, [n_embd, n_ff]
+};
+
+struct ModelWeights {
+  WeightView token_embd;  // [n_vocab, n_embd]
+  std::vector<LayerWeights> layers;
+  VectorView output_norm;
+  WeightView output;      // token_embd when the embeddings are tied
+  VectorView rope_freqs;  // [rope_dims / 2] or empty
+};
+
+// Binds every tensor; a missing tensor or a wrong shape names the tensor, expected and found.
+StatusOr<ModelWeights> BindModelWeights(const GgufFile& file, const ModelConfig& config);
+
+class Backend;
+// The same weights made usable by `backend` (Backend::PrepareWeight on every tensor). Views of
+// fused tensors stay views into one prepared tensor.
+StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& backend);
+
+}  // namespace forge

@@ -1,0 +1,64 @@
+// ModelSpec: the shape, weight format, vocabulary and seed of a synthetic llama-family model, the
+// named presets (tiny test shapes and the shapes of real models) and the weight-format names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "quant/type_table.h"
+
+namespace forge {
+
+// llama.cpp's mixed quantization recipes (llama-quantize's ftypes). kPure puts every matrix in
+// ModelSpec::weight_type (llama-quantize --pure).
+enum class QuantMix { kPure, kQ3_K_S, kQ3_K_M, kQ3_K_L, kQ4_K_S, kQ4_K_M, kQ5_K_S, kQ5_K_M };
+
+// The synthetic vocabulary written when no --vocab-from file is given.
+enum class VocabKind {
+  kSpm,        // SentencePiece ("llama"): <unk> <s> </s>, 256 byte tokens, letter pieces
+  kBpeLlama3,  // byte-level BPE ("gpt2", pre "llama-bpe"), Llama-3 special tokens at the end
+  kBpeQwen2,   // byte-level BPE ("gpt2", pre "qwen2"), Qwen2 special tokens at the end
+};
+
+struct ModelSpec {
+  std::string arch = "llama";  // "llama" or "qwen2" (qwen2: QKV biases, like Qwen2/2.5)
+  std::string name = "forge-synthetic";
+  int64_t n_vocab = 512;
+  int64_t n_embd = 64;
+  int64_t n_layer = 2;
+  int64_t n_head = 8;
+  int64_t n_head_kv = 4;  // n_head / n_head_kv is the GQA ratio
+  int64_t n_ff = 192;
+  int64_t n_ctx = 2048;
+  float rope_theta = 10000.0f;
+  float rms_eps = 1e-5f;
+  bool qkv_bias = false;                  // blk.N.attn_{q,k,v}.bias (on for qwen2)
+  bool tied_embeddings = false;           // no output.weight: the output projection is token_embd
+  GgmlType weight_type = GgmlType::kF32;  // matrices (with mix == kPure); norms and biases F32
+  QuantMix mix = QuantMix::kPure;
+  // Peaked output distributions (see model_maker.h); 0 = off. The target logit is about `peak`
+  // while the others stay about N(0, 1).
+  float peak = 0.0f;
+  VocabKind vocab = VocabKind::kSpm;
+  std::string vocab_from;  // a GGUF whose tokenizer.* keys are copied (sets n_vocab)
+  uint64_t seed = 1;
+  int threads = 0;  // 0: every hardware thread
+};
+
+// A named preset; error for an unknown name (the message lists the known ones).
+StatusOr<ModelSpec> ModelPreset(const std::string& name);
+std::vector<std::string> ModelPresetNames();
+
+// A weight format name: a type ("q8_0", "Q4_K", "f16": every matrix in it) or a llama.cpp mix
+// ("q4_k_m", "Q5_K_S", ...). Sets spec->weight_type and spec->mix.
+Status SetWeightFormat(const std::string& name, ModelSpec* spec);
+std::string WeightFormatName(const ModelSpec& spec);
+// llama.cpp's general.file_type for the spec's format, or -1 when it has none (Q8_K).
+int FileTypeOf(const ModelSpec& spec);
+
+// Checks the shape: heads divide n_embd, kv heads divide heads, head_dim even, sizes positive.
+Status ValidateSpec(const ModelSpec& spec);
+
+}  // namespace forge

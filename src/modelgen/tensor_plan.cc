@@ -1,0 +1,52 @@
+// Tensor names and shapes of the llama and qwen2 architectures as llama.cpp names them.
+#include "modelgen/tensor_plan.h"
+
+#include "modelgen/quant_recipe.h"
+
+namespace forge {
+
+StatusOr<ModelPlan> PlanModel(const ModelSpec& s) {
+  RETURN_IF_ERROR(ValidateSpec(s));
+  const int64_t head_dim = s.n_embd / s.n_head;
+  const int64_t kv_dim = head_dim * s.n_head_kv;
+  ModelPlan plan;
+  auto add = [&](std::string name, std::vector<int64_t> dims, TensorRole role, int layer) {
+    TensorPlan t;
+    t.name = std::move(name);
+    t.dims = std::move(dims);
+    t.role = role;
+    t.layer = layer;
+    t.n_elements = 1;
+    for (int64_t d : t.dims) t.n_elements *= d;
+    plan.tensors.push_back(std::move(t));
+  };
+  add("token_embd.weight", {s.n_embd, s.n_vocab}, TensorRole::kTokenEmbd, -1);
+  for (int l = 0; l < s.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    add(p + "attn_norm.weight", {s.n_embd}, TensorRole::kNorm, l);
+    add(p + "attn_q.weight", {s.n_embd, s.n_embd}, TensorRole::kAttnQ, l);
+    if (s.qkv_bias) add(p + "attn_q.bias", {s.n_embd}, TensorRole::kBias, l);
+    add(p + "attn_k.weight", {s.n_embd, kv_dim}, TensorRole::kAttnK, l);
+    if (s.qkv_bias) add(p + "attn_k.bias", {kv_dim}, TensorRole::kBias, l);
+    add(p + "attn_v.weight", {s.n_embd, kv_dim}, TensorRole::kAttnV, l);
+    if (s.qkv_bias) add(p + "attn_v.bias", {kv_dim}, TensorRole::kBias, l);
+    add(p + "attn_output.weight", {s.n_embd, s.n_embd}, TensorRole::kAttnOut, l);
+    add(p + "ffn_norm.weight", {s.n_embd}, TensorRole::kNorm, l);
+    add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, TensorRole::kFfnGate, l);
+    add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, TensorRole::kFfnUp, l);
+    add(p + "ffn_down.weight", {s.n_ff, s.n_embd}, TensorRole::kFfnDown, l);
+  }
+  add("output_norm.weight", {s.n_embd}, TensorRole::kNorm, -1);
+  if (!s.tied_embeddings) add("output.weight", {s.n_embd, s.n_vocab}, TensorRole::kOutput, -1);
+  for (TensorPlan& t : plan.tensors) {
+    t.type = ChooseTensorType(s, t, &t.fallback);
+    ASSIGN_OR_RETURN(int64_t row_bytes, RowBytes(t.type, t.dims[0]));
+    t.n_bytes = row_bytes * t.rows();
+    plan.n_params += t.n_elements;
+    plan.n_bytes += t.n_bytes;
+    plan.n_fallback += t.fallback ? 1 : 0;
+  }
+  return plan;
+}
+
+}  // namespace forge

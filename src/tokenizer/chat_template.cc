@@ -1,0 +1,61 @@
+// ChatTemplate: the HF render context around the Jinja interpreter; see chat_template.h.
+#include "tokenizer/chat_template.h"
+
+#include <ctime>
+
+#include "tokenizer/jinja/ast.h"
+#include "tokenizer/jinja/builtins.h"
+#include "tokenizer/jinja/evaluator.h"
+#include "tokenizer/jinja/parser.h"
+
+namespace forge {
+
+StatusOr<ChatTemplate> ChatTemplate::Parse(std::string_view source) {
+  StatusOr<jinja::Template> parsed = jinja::ParseTemplate(source);
+  if (!parsed.ok()) return parsed.status().WithContext("chat template");
+  ChatTemplate t;
+  t.source_ = std::string(source);
+  t.template_ = std::make_shared<const jinja::Template>(std::move(parsed).value());
+  return t;
+}
+
+StatusOr<std::string> ChatTemplate::Apply(const std::vector<ChatMessage>& messages,
+                                          const ChatTemplateOptions& opts) const {
+  jinja::ValueList list;
+  list.reserve(messages.size());
+  for (const ChatMessage& m : messages) {
+    jinja::ValueMap map;
+    map.Set("role", jinja::Value::String(m.role));
+    map.Set("content", jinja::Value::String(m.content));
+    list.push_back(jinja::Value::Map(std::move(map)));
+  }
+  std::vector<std::pair<std::string, jinja::Value>> vars = {
+      {"messages", jinja::Value::List(std::move(list))},
+      {"tools", jinja::Value::None()},
+      {"documents", jinja::Value::None()},
+      {"add_generation_prompt", jinja::Value::Bool(opts.add_generation_prompt)},
+      {"bos_token", jinja::Value::String(opts.bos_token)},
+      {"eos_token", jinja::Value::String(opts.eos_token)},
+  };
+  vars.insert(vars.end(), opts.extra_variables.begin(), opts.extra_variables.end());
+  return Render(vars, opts.now_unix_seconds);
+}
+
+StatusOr<std::string> ChatTemplate::Render(
+    const std::vector<std::pair<std::string, jinja::Value>>& variables,
+    std::optional<int64_t> now_unix_seconds) const {
+  CHECK(template_ != nullptr) << "ChatTemplate used before Parse";
+  jinja::ValueMap context;
+  for (const auto& [name, value] : variables) context.Set(name, value);
+  const std::time_t now =
+      now_unix_seconds ? static_cast<std::time_t>(*now_unix_seconds) : std::time(nullptr);
+  StatusOr<std::string> out = jinja::Render(*template_, context, now);
+  if (out.ok()) return out;
+  const std::string& message = out.status().message();
+  if (message.starts_with(jinja::kRaisedPrefix)) {
+    return InvalidArgumentError(message.substr(jinja::kRaisedPrefix.size()));
+  }
+  return out.status().WithContext("chat template");
+}
+
+}  // namespace forge

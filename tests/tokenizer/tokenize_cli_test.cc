@@ -1,0 +1,90 @@
+// `forge tokenize` run as users run it: ids only, ids with pieces, --no-special, --file read byte
+// for byte, and a one-line error for a file that is not a GGUF.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "support/test_env.h"
+#include "tokenizer_test_util.h"
+
+namespace forge {
+namespace {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+class TokenizeCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::TempDir();
+    ASSERT_TRUE(testing::FileExists(testing::ForgeBinary()))
+        << "forge binary not found at " << testing::ForgeBinary()
+        << " (build the forge_cli target, or set FORGE_BIN)";
+    model_ = testing::TestDataPath("models/stories260K.gguf");
+  }
+  CliResult Forge(const std::string& args) {
+    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
+    std::string cmd = "'";
+    cmd.append(testing::ForgeBinary()).append("' ").append(args);
+    cmd.append(" >'").append(out).append("' 2>'").append(err).append("'");
+    const int status = std::system(cmd.c_str());
+    CliResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = testing::ReadTestFile(out);
+    r.err = testing::ReadTestFile(err);
+    return r;
+  }
+  std::string dir_, model_;
+};
+
+TEST_F(TokenizeCliTest, IdsOnOneLine) {
+  CliResult r = Forge("tokenize -m '" + model_ + "' --ids 'Once upon a time'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1 403 407 261 378\n");
+  r = Forge("tokenize -m '" + model_ + "' --ids --no-special 'Once upon a time'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "403 407 261 378\n");
+}
+
+TEST_F(TokenizeCliTest, IdsWithPieces) {
+  CliResult r = Forge("tokenize -m '" + model_ + "' 'Once upon'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "     1 -> '<s>'\n   403 -> ' Once'\n   407 -> ' upon'\n");
+}
+
+TEST_F(TokenizeCliTest, FileIsReadByteForByte) {
+  const std::string path = dir_ + "/prompt.txt";
+  const std::string text = "Once upon a time\n\n\xE2\x9C\x85 \xFF";  // newlines, ✅, a stray byte
+  std::ofstream(path, std::ios::binary) << text;
+  auto tok = testing::LoadVocab("models/stories260K.gguf");
+  std::string want;
+  for (TokenId id : tok->Encode(text, true, false)) {
+    if (!want.empty()) want.push_back(' ');
+    want += std::to_string(id);
+  }
+  CliResult r = Forge("tokenize -m '" + model_ + "' --ids --file '" + path + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, want + "\n");
+  // Stray bytes are shown escaped in the piece listing.
+  r = Forge("tokenize -m '" + model_ + "' --file '" + path + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("'\\xFF'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("'\\n'"), std::string::npos) << r.out;
+}
+
+TEST_F(TokenizeCliTest, BadFileIsAOneLineError) {
+  const std::string path = dir_ + "/not.gguf";
+  std::ofstream(path) << "not a gguf file";
+  CliResult r = Forge("tokenize -m '" + path + "' hello");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_EQ(r.err.rfind("forge tokenize: ", 0), 0u) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
+}  // namespace
+}  // namespace forge
