@@ -32,11 +32,13 @@ std::string ReadFile(const std::string& path) {
 }
 
 // 1 MB of English: the project's design notes and README (real prose with some code and
-// punctuation), repeated.
+// punctuation), repeated; $FORGE_BENCH_TEXT names another file to use instead.
 const std::string& EnglishText() {
   static const std::string* text = [] {
-    std::string base = ReadFile(CheckoutDir() + "/../shared/DESIGN.md") + "\n" +
-                       ReadFile(CheckoutDir() + "/README.md");
+    const char* env = std::getenv("FORGE_BENCH_TEXT");
+    std::string base = env != nullptr && *env ? ReadFile(env)
+                                              : ReadFile(CheckoutDir() + "/../shared/DESIGN.md") +
+                                                    "\n" + ReadFile(CheckoutDir() + "/README.md");
     if (base.size() < 1000) base = "Once upon a time, there was a little girl named Lily. ";
     auto* t = new std::string();
     while (t->size() < (1 << 20)) *t += base;

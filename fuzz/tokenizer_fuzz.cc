@@ -56,7 +56,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   Load("vocab/ggml-vocab-gpt-2.gguf", true);
   Load("vocab/ggml-vocab-bert-bge.gguf", false);
   Load("vocab/ggml-vocab-deepseek-llm.gguf", true);
-  Load("vocab/ggml-vocab-phi-3.gguf", false);  // user-defined </s> eats spaces
+  Load("vocab/ggml-vocab-phi-3.gguf", false);   // user-defined </s> eats spaces
   Load("vocab/ggml-vocab-falcon.gguf", false);  // lacks tokens for some control bytes
   Load("models/stories260K.gguf", true);
   return 0;

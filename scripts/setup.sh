@@ -34,7 +34,9 @@ ninja -C "$BUILD"
 
 if [ "${1:-}" = "--build-only" ]; then exit 0; fi
 
-# The main job: until text generation exists, write a small model and inspect it.
+# The main job: write a small synthetic model (peaked outputs, so greedy text is stable), show
+# it, and generate from it. Give a model of your own to `forge run -m FILE.gguf -p PROMPT`.
 MODEL="$BUILD/tiny-llama.gguf"
-"$BUILD/apps/forge/forge" make-model "$MODEL" --preset tiny
-"$BUILD/apps/forge/forge" inspect "$MODEL"
+"$BUILD/apps/forge/forge" make-model "$MODEL" --preset tiny --type q8_0 --peaked
+"$BUILD/apps/forge/forge" inspect "$MODEL" --no-tensors
+"$BUILD/apps/forge/forge" run -m "$MODEL" -p "once upon a time" -n 32 --temp 0

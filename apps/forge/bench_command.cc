@@ -6,6 +6,7 @@
 
 #include "backend/cpu/memory_floor.h"
 #include "commands.h"
+#include "runtime/backends.h"
 #include "model/model_bench.h"
 #ifdef FORGE_HAVE_CUDA
 #include "backend/cuda/device.h"
@@ -73,20 +74,40 @@ int RunFloor(const std::string& device, const std::string& json_path) {
   return 0;
 }
 
-int RunModel(const std::string& path, int pp, int tg, int reps, const std::string& json_path) {
-  auto backend = MakeCpuBackend();
-  auto model = Model::Load(path, backend.get());
+int RunModel(const std::string& path, const std::string& device, int pp, int tg, int reps,
+             const std::string& json_path) {
+  auto backend = CreateBackend(device);
+  if (!backend.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", backend.status().ToString().c_str());
+    return 1;
+  }
+  auto model = Model::Load(path, backend->get());
   if (!model.ok()) {
     std::fprintf(stderr, "forge bench: %s\n", model.status().ToString().c_str());
     return 1;
   }
-  CpuCopyBandwidth bw = MeasureCpuCopyBandwidth();
   ModelBenchOptions o;
+  int threads = 0;
+#ifdef FORGE_HAVE_CUDA
+  if ((*backend)->name() == "cuda") {
+    auto floor = cuda::MeasureGpuFloor();
+    if (!floor.ok()) {
+      std::fprintf(stderr, "forge bench: %s\n", floor.status().ToString().c_str());
+      return 1;
+    }
+    o.copy_bytes_per_s = floor->copy_bytes_per_second;
+    o.flops_per_s = floor->bf16_flops_per_second;
+  }
+#endif
+  if ((*backend)->name() != "cuda") {
+    CpuCopyBandwidth bw = MeasureCpuCopyBandwidth();
+    threads = bw.threads;
+    o.copy_bytes_per_s = bw.bytes_per_second;
+    o.flops_per_s = MeasureCpuMatmulRate();
+  }
   o.pp_tokens = pp;
   o.tg_tokens = tg;
   o.repetitions = reps;
-  o.copy_bytes_per_s = bw.bytes_per_second;
-  o.flops_per_s = MeasureCpuMatmulRate();
   auto r = RunModelBench(**model, o);
   if (!r.ok()) {
     std::fprintf(stderr, "forge bench: %s\n", r.status().ToString().c_str());
@@ -94,8 +115,8 @@ int RunModel(const std::string& path, int pp, int tg, int reps, const std::strin
   }
   const ModelConfig& c = (*model)->config();
   std::printf("model: %s (%s)\n", path.c_str(), c.Summary().c_str());
-  std::printf("backend: %s, %d threads; floors: copy %.1f GB/s, f32 matmul %.1f GFLOP/s\n",
-              r->backend.c_str(), bw.threads, bw.bytes_per_second / 1e9, o.flops_per_s / 1e9);
+  std::printf("backend: %s (%d host threads); floors: copy %.1f GB/s, matmul %.1f GFLOP/s\n",
+              r->backend.c_str(), threads, o.copy_bytes_per_s / 1e9, o.flops_per_s / 1e9);
   std::printf("| %-8s | %14s | %14s | %9s |\n", "test", "tokens/s", "floor tok/s", "of floor");
   std::printf("| %-8s | %14.2f | %14.2f | %8.1f%% |\n", ("pp" + std::to_string(pp)).c_str(),
               r->pp_tokens_per_s, r->pp_floor_tokens_per_s,
@@ -108,8 +129,8 @@ int RunModel(const std::string& path, int pp, int tg, int reps, const std::strin
   if (!json_path.empty()) {
     nlohmann::json j = {{"model", path},
                         {"backend", r->backend},
-                        {"threads", bw.threads},
-                        {"copy_bytes_per_s", bw.bytes_per_second},
+                        {"threads", threads},
+                        {"copy_bytes_per_s", o.copy_bytes_per_s},
                         {"matmul_flops_per_s", o.flops_per_s},
                         {"pp_tokens", pp},
                         {"tg_tokens", tg},
@@ -146,7 +167,7 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   cmd->callback([args, runner] {
     *runner = [args]() -> int {
       if (!args->model.empty()) {
-        return RunModel(args->model, args->pp, args->tg, args->reps, args->json);
+        return RunModel(args->model, args->device, args->pp, args->tg, args->reps, args->json);
       }
       if (!args->floor) {
         std::fprintf(stderr, "forge bench: give -m MODEL or --floor\n");

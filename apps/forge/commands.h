@@ -14,5 +14,6 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner);
 void AddTokenizeCommand(CLI::App& app, CommandRunner* runner);
 void AddLogitsCommand(CLI::App& app, CommandRunner* runner);
 void AddRunCommand(CLI::App& app, CommandRunner* runner);
+void AddChatCommand(CLI::App& app, CommandRunner* runner);
 
 }  // namespace forge::cli

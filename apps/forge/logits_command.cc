@@ -4,18 +4,20 @@
 #include <sstream>
 
 #include "commands.h"
+#include "runtime/backends.h"
 #include "model/teacher_forced.h"
 
 namespace forge::cli {
 
 void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
   struct Args {
-    std::string model, ids, out;
+    std::string device = "auto", model, ids, out;
     int chunk = 0;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("logits", "Teacher-forced logits of a token sequence");
   cmd->add_option("-m,--model", args->model, "GGUF model")->required();
+  cmd->add_option("--device", args->device, "auto|cpu|cuda");
   cmd->add_option("--ids", args->ids, "Token ids, comma or space separated")->required();
   cmd->add_option("--out", args->out, "Write float32 logits here");
   cmd->add_option("--chunk", args->chunk, "Prefill chunk size (0: one batch)");
@@ -31,8 +33,12 @@ void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge logits: --ids must be a list of integers\n");
         return 2;
       }
-      auto backend = MakeCpuBackend();
-      auto model = Model::Load(args->model, backend.get());
+      auto backend = CreateBackend(args->device);
+      if (!backend.ok()) {
+        std::fprintf(stderr, "forge logits: %s\n", backend.status().ToString().c_str());
+        return 1;
+      }
+      auto model = Model::Load(args->model, backend->get());
       if (!model.ok()) {
         std::fprintf(stderr, "forge logits: %s\n", model.status().ToString().c_str());
         return 1;

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   forge::cli::AddTokenizeCommand(app, &runner);
   forge::cli::AddLogitsCommand(app, &runner);
   forge::cli::AddRunCommand(app, &runner);
+  forge::cli::AddChatCommand(app, &runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "runtime/backends.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
 
@@ -13,7 +14,7 @@ namespace forge::cli {
 namespace {
 
 struct Args {
-  std::string model, prompt, prompts_file;
+  std::string model, prompt, prompts_file, device = "auto";
   int n = 128;
   int64_t ctx = 0;
   double temp = 0.8, top_p = 1.0, min_p = 0.0, repeat = 1.0, presence = 0.0, frequency = 0.0;
@@ -150,6 +151,7 @@ void AddRunCommand(CLI::App& app, CommandRunner* runner) {
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("run", "Generate continuations of a prompt or of many");
   cmd->add_option("-m,--model", a->model, "GGUF model")->required();
+  cmd->add_option("--device", a->device, "auto|cpu|cuda");
   auto* prompt = cmd->add_option("-p,--prompt", a->prompt, "Prompt text");
   auto* file = cmd->add_option("--prompts-file", a->prompts_file,
                                "One prompt per line, run concurrently through the engine");
@@ -179,8 +181,12 @@ void AddRunCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge run: give -p PROMPT or --prompts-file FILE\n");
         return 2;
       }
-      auto backend = MakeCpuBackend();
-      auto model = Model::Load(a->model, backend.get());
+      auto backend = CreateBackend(a->device);
+      if (!backend.ok()) {
+        std::fprintf(stderr, "forge run: %s\n", backend.status().ToString().c_str());
+        return 1;
+      }
+      auto model = Model::Load(a->model, backend->get());
       if (!model.ok()) {
         std::fprintf(stderr, "forge run: %s\n", model.status().ToString().c_str());
         return 1;

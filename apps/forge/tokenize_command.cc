@@ -54,13 +54,18 @@ void AddTokenizeCommand(CLI::App& app, CommandRunner* runner) {
   CLI::App* cmd = app.add_subcommand("tokenize", "Turn text into token ids with a GGUF's vocab");
   cmd->add_option("-m,--model", args->model, "GGUF file with the vocab")->required();
   CLI::Option* file = cmd->add_option("--file", args->file, "Read the text from this file");
-  cmd->add_option("text", args->text, "The text (quote it)")->excludes(file);
+  CLI::Option* text = cmd->add_option("text", args->text, "The text (quote it)")->excludes(file);
   cmd->add_flag("--ids", args->ids, "Print only the ids, space separated, on one line");
   cmd->add_flag("--no-special", args->no_special, "Add no BOS/EOS tokens");
   cmd->add_flag("--parse-special", args->parse_special,
                 "Turn the text of control tokens (<|im_end|>...) into those tokens");
-  cmd->callback([args, runner] {
-    *runner = [args]() -> int {
+  cmd->callback([args, runner, text] {
+    const bool have_text = text->count() > 0;
+    *runner = [args, have_text]() -> int {
+      if (!have_text && args->file.empty()) {
+        std::fprintf(stderr, "forge tokenize: give the TEXT or --file PATH\n");
+        return 2;
+      }
       std::string text = args->text;
       if (!args->file.empty()) {
         std::ifstream in(args->file, std::ios::binary);

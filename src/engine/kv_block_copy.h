@@ -1,6 +1,6 @@
-// Copy-on-write of KV blocks: block dst gets block src's K and V in every layer, in plan order.
+// Copy-on-write of KV blocks: block dst gets block src's K and V in every layer.
 // Written over Backend::Download/Upload (a memcpy on the CPU); a GPU backend should give it a
-// device-to-device batched copy (see the engine notes in the issue).
+// device-to-device batched copy (a Backend::CopyBlocks; the copies of a plan are independent).
 #pragma once
 
 #include <span>

@@ -61,7 +61,11 @@ Sequence* Scheduler::Add(uint64_t id, std::vector<int32_t> prompt, int32_t max_l
 
 bool Scheduler::NeedsCow(const Sequence& s) const {
   const int32_t bs = options_.block_size;
-  return s.num_computed % bs != 0 && pool_.refcount(s.blocks[s.num_computed / bs]) > 1;
+  if (s.num_computed % bs == 0) return false;  // the next token starts a new block
+  const int32_t b = s.blocks[s.num_computed / bs];
+  // Sharers that already copied it this step still hold their (deferred) reference.
+  const auto moved = std::count(cow_sources_.begin(), cow_sources_.end(), b);
+  return pool_.refcount(b) - moved > 1;
 }
 
 int32_t Scheduler::TokensThatFit(const Sequence& s, int32_t n) const {
@@ -80,7 +84,9 @@ void Scheduler::AllocateFor(Sequence* s, int32_t n, StepPlan* plan) {
     Status st = pool_.Allocate(1, &fresh);
     CHECK(st.ok()) << st.ToString();
     plan->copies.push_back({s->blocks[idx], fresh[0]});
-    pool_.Release(s->blocks[idx]);
+    // The source's reference is dropped when planning ends, so a preemption later in this
+    // step cannot free it and hand it out as another copy's destination.
+    cow_sources_.push_back(s->blocks[idx]);
     s->blocks[idx] = fresh[0];
     ++stats_.cow_copies;
   }
@@ -145,6 +151,8 @@ StepPlan Scheduler::Schedule() {
   }
   // No new admissions in a step that had to preempt: memory is short.
   if (!preempted) AdmitWaiting(&budget, &plan);
+  for (int32_t b : cow_sources_) pool_.Release(b);
+  cow_sources_.clear();
   return plan;
 }
 

@@ -1,8 +1,6 @@
-// Scheduler: plans each engine step on the CPU (no device code): running sequences first, oldest
-// first (a decode token each, or the next chunk of a prompt), then waiting prompts first come,
-// first served, within a budget of batched tokens and a most number of running sequences. Owns the
-// BlockPool: prefix-cache lookups at admission, copy-on-write for forks, preemption of the newest
-// running sequence (recomputed later) when blocks run out.
+// Scheduler: plans each step on the CPU: running sequences oldest first (a decode token or a prompt
+// chunk), then waiting ones first come first served, within a token budget and a sequence cap. Owns
+// the BlockPool: prefix-cache hits, copy-on-write forks, preempting the newest when blocks run out.
 #pragma once
 
 #include <cstdint>
@@ -97,6 +95,7 @@ class Scheduler {
   std::deque<Sequence*> waiting_;   // by order, oldest first
   int32_t running_slots_ = 0;
   uint64_t step_ = 0;
+  std::vector<int32_t> cow_sources_;  // copied this step; released when planning ends
 };
 
 }  // namespace forge

@@ -17,8 +17,9 @@ struct ScheduledSeq {
   bool wants_logits = false;
 };
 
-// Copy-on-write: block dst gets block src's K/V in every layer. Apply in order, before the
-// forward (a block freed by a preemption while planning may be a later copy's destination).
+// Copy-on-write: block dst gets block src's K/V in every layer, before the forward. Within a
+// plan every dst is distinct and no dst is any copy's src, so copies may run in any order or all
+// at once (one batched kernel).
 struct BlockCopy {
   int32_t src = -1;
   int32_t dst = -1;

@@ -83,7 +83,7 @@ Status Tokenizer::Init() {
       break;
     }
     case TokenizerKind::kBpe: {
-      const BpePreset* preset = FindBpePreset(vocab_.pre == "default" ? "" : vocab_.pre);
+      const BpePreset* preset = FindBpePreset(vocab_.pre);
       if (preset == nullptr) {
         return UnimplementedError("tokenizer.ggml.pre = '" + vocab_.pre +
                                   "': unknown pre-tokenizer (known: " + KnownBpePresetNames() +

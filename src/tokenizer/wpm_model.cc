@@ -25,7 +25,7 @@ bool IsCjk(uint32_t cp) {
 StatusOr<std::unique_ptr<WpmModel>> WpmModel::Create(const Vocab& vocab) {
   std::unique_ptr<WpmModel> m(new WpmModel());
   m->vocab_ = &vocab;
-  ASSIGN_OR_RETURN(m->space_, UnicodeRegex::Compile(R"([\s\x{85}])"));
+  ASSIGN_OR_RETURN(m->space_, UnicodeRegex::Compile(R"(\s)"));
   ASSIGN_OR_RETURN(m->control_, UnicodeRegex::Compile(R"(\p{C})"));
   ASSIGN_OR_RETURN(m->mark_, UnicodeRegex::Compile(R"(\p{Mn})"));
   ASSIGN_OR_RETURN(m->punct_, UnicodeRegex::Compile(R"(\p{P})"));
@@ -33,17 +33,17 @@ StatusOr<std::unique_ptr<WpmModel>> WpmModel::Create(const Vocab& vocab) {
 }
 
 WpmModel::CharClass WpmModel::Classify(uint32_t cp) const {
+  // As Hugging Face's BertNormalizer: control characters (Unicode C*, but not \t \n \r) are
+  // dropped before whitespace is looked for, so \v, \f and U+0085 are dropped, not spaces.
   if (cp < 0x80) {
-    if (cp == '\t' || cp == '\n' || cp == '\r' || cp == ' ' || cp == '\v' || cp == '\f') {
-      return CharClass::kWhitespace;
-    }
+    if (cp == '\t' || cp == '\n' || cp == '\r' || cp == ' ') return CharClass::kWhitespace;
     if (std::iscntrl(static_cast<int>(cp))) return CharClass::kControl;
     if (std::ispunct(static_cast<int>(cp))) return CharClass::kPunct;  // ASCII symbols too
     return CharClass::kOther;
   }
   const std::string s = utf8::Encode(cp);
-  if (space_->FullMatch(s)) return CharClass::kWhitespace;
   if (control_->FullMatch(s)) return CharClass::kControl;
+  if (space_->FullMatch(s)) return CharClass::kWhitespace;
   if (mark_->FullMatch(s)) return CharClass::kMark;
   if (punct_->FullMatch(s)) return CharClass::kPunct;
   return CharClass::kOther;

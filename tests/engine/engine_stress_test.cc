@@ -25,7 +25,7 @@ TEST(EngineStressTest, RandomSubmitAndCancelFromManyThreads) {
   Engine& engine = **created;
   engine.Start();
 
-  constexpr int kThreads = 4, kOps = 600;
+  constexpr int kThreads = 4, kOps = 500;
   std::mutex mu;
   std::vector<RequestId> ids;
   std::vector<std::pair<std::shared_ptr<RequestEvents>, int32_t>> queues;  // with n
@@ -46,7 +46,7 @@ TEST(EngineStressTest, RandomSubmitAndCancelFromManyThreads) {
         for (int32_t i = 0; i < len; ++i) {
           r.prompt_ids[i] = i < 20 ? 3 + (salt * 37 + i * 11) % 500 : 3 + int32_t(rng() % 500);
         }
-        r.params.max_tokens = 1 + static_cast<int32_t>(rng() % 30);
+        r.params.max_tokens = 1 + static_cast<int32_t>(rng() % 24);
         r.params.temperature = rng() % 2 ? 0.0 : 0.8;
         if (rng() % 4 == 0) r.params.seed = rng();
         if (rng() % 5 == 0) r.params.stop = {"the", "."};
@@ -137,7 +137,6 @@ TEST(EngineStressTest, RandomSubmitAndCancelFromManyThreads) {
   EXPECT_GT(cancels.load(), 100);
   EXPECT_GT(s.requests_cancelled, 0);
   EXPECT_GT(s.preemptions, 0);
-  printf("STATS preempt %lld cancels %lld cancelled %lld hits %lld cow %lld submitted %lld refused %lld steps %lld\n", (long long)s.preemptions, (long long)cancels.load(), (long long)s.requests_cancelled, (long long)s.prefix_cache_hits, (long long)s.cow_copies, (long long)submitted.load(), (long long)refused.load(), (long long)s.steps);
   EXPECT_GT(s.prefix_cache_hits, 0);
   EXPECT_GT(s.cow_copies, 0);
   EXPECT_GE(submitted.load() + refused.load() + cancels.load(), 1000);

@@ -1,12 +1,13 @@
 // Scheduler without a model: token budgets and chunked prefill, decodes before prefills, FCFS
 // admission, prefix-cache hits, preemption of the newest sequence, forks with copy-on-write, and
-// a random simulation checking block conservation after every step.
+// a random simulation (forks, removals, preemptions) checking block conservation every step.
 #include "sched/scheduler.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
+#include <set>
 
 namespace forge {
 namespace {
@@ -35,8 +36,12 @@ struct Sim {
   Scheduler sched;
   std::map<uint64_t, int32_t> gen, produced;
 
-  void Add(uint64_t id, int32_t prompt_len, int32_t n_gen, uint64_t arrival, int32_t salt = 0) {
-    sched.Add(id, Prompt(prompt_len, salt ? salt : int32_t(id)), prompt_len + n_gen, {arrival, 0});
+  uint64_t next_child = 1000000;
+
+  void Add(uint64_t id, int32_t prompt_len, int32_t n_gen, uint64_t arrival, int32_t salt = 0,
+           int32_t slots = 1) {
+    sched.Add(id, Prompt(prompt_len, salt ? salt : int32_t(id)), prompt_len + n_gen, {arrival, 0},
+              slots);
     gen[id] = n_gen;
   }
   // What a step ran, captured before finished sequences are removed.
@@ -54,13 +59,28 @@ struct Sim {
       ran.starts.push_back(item.start);
     }
     ran.preempted = plan.preempted;
+    // Copies are independent: distinct destinations, none of them a source.
+    std::set<int32_t> srcs, dsts;
+    for (const BlockCopy& c : plan.copies) srcs.insert(c.src);
+    for (const BlockCopy& c : plan.copies) {
+      EXPECT_TRUE(dsts.insert(c.dst).second) << "block " << c.dst << " copied into twice";
+      EXPECT_FALSE(srcs.count(c.dst)) << "block " << c.dst << " is a source and a destination";
+    }
     for (const ScheduledSeq& item : plan.seqs) {
       if (!item.wants_logits) continue;
-      const uint64_t id = item.seq->id;
-      if (++produced[id] == gen[id]) {
-        sched.Remove(id);
-      } else {
-        sched.AppendToken(id, static_cast<int32_t>((id * 13 + item.seq->size()) % 97));
+      std::vector<uint64_t> ids = {item.seq->id};
+      const SeqOrder order = item.seq->order;
+      for (int32_t k = 1; item.seq->slots > 1; ++k) {  // the first token: fork the samples
+        ids.push_back(next_child++);
+        sched.Fork(item.seq->id, ids.back(), {order.arrival, k});
+        gen[ids.back()] = gen[item.seq->id];
+      }
+      for (uint64_t id : ids) {
+        if (++produced[id] == gen[id]) {
+          sched.Remove(id);
+        } else {
+          sched.AppendToken(id, static_cast<int32_t>((id * 13 + sched.Find(id)->size()) % 97));
+        }
       }
     }
     sched.CheckInvariants();
@@ -178,6 +198,9 @@ TEST(SchedulerTest, ForkSharesBlocksAndCopiesThePartialOneOnWrite) {
   EXPECT_EQ(p.copies[0].src, shared);
   EXPECT_EQ(p.copies[1].src, shared);
   EXPECT_EQ(sched.pool().refcount(shared), 1);
+  // Copies are independent: distinct destinations, none of them a source.
+  EXPECT_NE(p.copies[0].dst, p.copies[1].dst);
+  for (const BlockCopy& c : p.copies) EXPECT_NE(c.dst, shared);
   EXPECT_EQ(sched.pool().refcount(sched.Find(1)->blocks[0]), 3);  // full block still shared
   sched.OnStepDone(p);
   sched.CheckInvariants();
@@ -197,7 +220,8 @@ TEST(SchedulerTest, RandomSimulationConservesBlocks) {
       if (rng() % 3 == 0) {
         const int32_t len = 1 + int32_t(rng() % 30), n_gen = 1 + int32_t(rng() % 40);
         // Shared prefixes: a few salts only.
-        sim.Add(next, len, std::min(n_gen, 24 * kBs - len), next, 1 + int32_t(rng() % 3));
+        sim.Add(next, len, std::min(n_gen, 24 * kBs - len), next, 1 + int32_t(rng() % 3),
+                rng() % 4 == 0 ? 3 : 1);
         ++next;
       }
       if (rng() % 7 == 0 && next > 1) {
@@ -209,6 +233,8 @@ TEST(SchedulerTest, RandomSimulationConservesBlocks) {
     while (!sim.sched.empty()) sim.Step();
     EXPECT_EQ(sim.sched.pool().num_used(), 0);
     EXPECT_GT(sim.sched.stats().preemptions, 0);
+    EXPECT_GT(sim.sched.stats().forks, 0);
+    EXPECT_GT(sim.sched.stats().cow_copies, 0);
     if (caching) {
       EXPECT_GT(sim.sched.stats().prefix_hit_tokens, 0);
     }

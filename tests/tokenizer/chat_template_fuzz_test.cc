@@ -3,7 +3,11 @@
 // ResourceExhausted.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "tokenizer/chat_template.h"
 #include "tokenizer/chat_templates/jinja_oracle.h"

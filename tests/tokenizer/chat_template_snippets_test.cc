@@ -3,6 +3,10 @@
 // python3-jinja2 (set up as HF does) and compared byte for byte.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <string>
+#include <vector>
+
 #include "tokenizer/chat_template.h"
 #include "tokenizer/chat_templates/jinja_oracle.h"
 

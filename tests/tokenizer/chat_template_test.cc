@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cstdio>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "tokenizer/chat_templates/jinja_oracle.h"
 

@@ -76,6 +76,15 @@ TEST_F(TokenizeCliTest, FileIsReadByteForByte) {
   EXPECT_NE(r.out.find("'\\n'"), std::string::npos) << r.out;
 }
 
+TEST_F(TokenizeCliTest, NeedsTextOrFile) {
+  CliResult r = Forge("tokenize -m '" + model_ + "'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("TEXT or --file"), std::string::npos) << r.err;
+  r = Forge("tokenize -m '" + model_ + "' --ids ''");  // an empty prompt is just BOS
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+}
+
 TEST_F(TokenizeCliTest, BadFileIsAOneLineError) {
   const std::string path = dir_ + "/not.gguf";
   std::ofstream(path) << "not a gguf file";

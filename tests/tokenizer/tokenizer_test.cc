@@ -166,7 +166,8 @@ TEST(TokenizerTest, MissingPreUsesDefaultRules) {
 TEST(TokenizerTest, ConcurrentEncodesAgree) {
   auto tok = LoadVocab("vocab/ggml-vocab-deepseek-llm.gguf");
   std::string text;
-  for (const std::string& c : testing::ReadVocabCases("vocab/ggml-vocab-qwen35.gguf.inp")) text += c;
+  for (const std::string& c : testing::ReadVocabCases("vocab/ggml-vocab-qwen35.gguf.inp"))
+    text += c;
   const auto want = tok->Encode(text, true, false);
   std::vector<std::thread> threads;
   std::atomic<int> mismatches{0};

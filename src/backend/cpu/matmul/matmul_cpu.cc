@@ -3,6 +3,7 @@
 // CPU has it, chosen once per process so every call sums the same way).
 #include <immintrin.h>
 
+#include <cstring>
 #include <vector>
 
 #include "backend/cpu/matmul/matmul.h"
@@ -44,6 +45,39 @@ __attribute__((target("avx2,fma"))) float DotAvx2(const float* a, const float* b
   return (s4[0] + s4[2]) + (s4[1] + s4[3]);
 }
 
+// Eight int8 weights times the block scale, as floats.
+__attribute__((target("avx2,fma,f16c"))) inline __m256 Q8x8(const uint8_t* q, __m256 d) {
+  __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q));
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), d);
+}
+
+// x . dequant(Q8_0 row) with the dequantized weights formed in registers: each weight is
+// (float)q * d, exactly the value DequantizeRowFast stores, and lands in the same lane of the
+// same accumulator as in DotAvx2, so the result is bit-identical to dequantize-then-DotAvx2.
+__attribute__((target("avx2,fma,f16c"))) float DotQ8_0Avx2(const float* x, const uint8_t* w,
+                                                           int64_t n) {
+  __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const uint8_t* blk = w + b * 34;
+    uint16_t dh;
+    std::memcpy(&dh, blk, 2);
+    const __m256 d = _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(dh)));
+    const float* xb = x + b * 32;
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(xb), Q8x8(blk + 2, d), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 8), Q8x8(blk + 10, d), acc1);
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 16), Q8x8(blk + 18, d), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 24), Q8x8(blk + 26, d), acc1);
+  }
+  float acc[16];
+  _mm256_storeu_ps(acc, acc0);
+  _mm256_storeu_ps(acc + 8, acc1);
+  float s8[8];
+  for (int l = 0; l < 8; ++l) s8[l] = acc[l] + acc[l + 8];
+  float s4[4];
+  for (int l = 0; l < 4; ++l) s4[l] = s8[l] + s8[l + 4];
+  return (s4[0] + s4[2]) + (s4[1] + s4[3]);
+}
+
 using DotFn = float (*)(const float*, const float*, int64_t);
 
 DotFn ChooseDot() {
@@ -63,10 +97,20 @@ Status matmul_cpu(const MatmulParams& p) {
                                 std::string(TypeName(p.w.type)) + "'s block");
   }
   const bool direct = p.w.type == GgmlType::kF32;
+  // Few activation rows: Q8_0 weights are dequantized in registers (bit-identical, see above).
+  static const bool avx2 = dot == DotAvx2 && __builtin_cpu_supports("f16c");
+  const bool fused_q8 = avx2 && p.w.type == GgmlType::kQ8_0 && p.m <= 4;
   ThreadPool::Global().ParallelFor(n, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> row;
     row.resize(k);
     for (int64_t j = begin; j < end; ++j) {
+      if (fused_q8) {
+        const float b = p.bias ? p.bias[j] : 0.0f;
+        for (int64_t i = 0; i < p.m; ++i) {
+          p.out[i * os + j] = DotQ8_0Avx2(p.x + i * xs, p.w.row(j), k) + b;
+        }
+        continue;
+      }
       const float* w;
       if (direct) {
         w = reinterpret_cast<const float*>(p.w.row(j));
