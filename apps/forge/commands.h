@@ -15,5 +15,6 @@ void AddTokenizeCommand(CLI::App& app, CommandRunner* runner);
 void AddLogitsCommand(CLI::App& app, CommandRunner* runner);
 void AddRunCommand(CLI::App& app, CommandRunner* runner);
 void AddChatCommand(CLI::App& app, CommandRunner* runner);
+void AddServeCommand(CLI::App& app, CommandRunner* runner);
 
 }  // namespace forge::cli

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   forge::cli::AddLogitsCommand(app, &runner);
   forge::cli::AddRunCommand(app, &runner);
   forge::cli::AddChatCommand(app, &runner);
+  forge::cli::AddServeCommand(app, &runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -29,14 +29,13 @@ StatusOr<std::string> ChatTemplate::Apply(const std::vector<ChatMessage>& messag
     map.Set("content", jinja::Value::String(m.content));
     list.push_back(jinja::Value::Map(std::move(map)));
   }
-  std::vector<std::pair<std::string, jinja::Value>> vars = {
-      {"messages", jinja::Value::List(std::move(list))},
-      {"tools", jinja::Value::None()},
-      {"documents", jinja::Value::None()},
-      {"add_generation_prompt", jinja::Value::Bool(opts.add_generation_prompt)},
-      {"bos_token", jinja::Value::String(opts.bos_token)},
-      {"eos_token", jinja::Value::String(opts.eos_token)},
-  };
+  std::vector<std::pair<std::string, jinja::Value>> vars;
+  vars.emplace_back("messages", jinja::Value::List(std::move(list)));
+  vars.emplace_back("tools", jinja::Value::None());
+  vars.emplace_back("documents", jinja::Value::None());
+  vars.emplace_back("add_generation_prompt", jinja::Value::Bool(opts.add_generation_prompt));
+  vars.emplace_back("bos_token", jinja::Value::String(opts.bos_token));
+  vars.emplace_back("eos_token", jinja::Value::String(opts.eos_token));
   vars.insert(vars.end(), opts.extra_variables.begin(), opts.extra_variables.end());
   return Render(vars, opts.now_unix_seconds);
 }

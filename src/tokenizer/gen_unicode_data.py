@@ -60,10 +60,11 @@ def main():
         "}  // namespace",
         "",
         "const char kUnicodeVersion[] = \"%s\";" % unicodedata.unidata_version,
-        "const MappingTable kLowerTable = {kLower, sizeof(kLower) / sizeof(kLower[0]), kLowerPool};",
+        "const MappingTable kLowerTable = {kLower, sizeof(kLower) / sizeof(kLower[0]), "
+        "kLowerPool};",
         "const MappingTable kStripAccentsTable = {kStripAccents,",
-        "                                         sizeof(kStripAccents) / sizeof(kStripAccents[0]),",
-        "                                         kStripAccentsPool};",
+        " " * 41 + "sizeof(kStripAccents) / sizeof(kStripAccents[0]),",
+        " " * 41 + "kStripAccentsPool};",
         "",
         "}  // namespace forge::unicode_data",
     ]

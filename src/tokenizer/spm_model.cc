@@ -27,9 +27,9 @@ struct Lower {
   }
 };
 
-}  // namespace
-
 constexpr std::string_view kMarker = "\xE2\x96\x81";  // U+2581
+
+}  // namespace
 
 SpmModel::SpmModel(const Vocab& vocab) : vocab_(&vocab) {
   split_at_words_ = true;

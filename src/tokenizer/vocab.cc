@@ -133,8 +133,17 @@ Status ReadSpecialIds(const GgufFile& file, Vocab* v) {
   };
   for (const Special& s : specials) {
     if (*s.id != kNoToken && !v->Valid(*s.id)) *s.id = kNoToken;  // a default beyond the vocab
-    if (!file.Has(Key(s.key))) continue;
-    ASSIGN_OR_RETURN(uint64_t id, file.GetU64(Key(s.key)));
+    const GgufValue* value = file.Find(Key(s.key));
+    if (value == nullptr) continue;
+    if (!GgufIsInteger(value->type())) {
+      return InvalidArgumentError(Key(s.key) + " has type " +
+                                  std::string(GgufTypeName(value->type())) +
+                                  ", expected an integer");
+    }
+    const bool negative = (value->type() == GgufType::kI8 || value->type() == GgufType::kI16 ||
+                           value->type() == GgufType::kI32 || value->type() == GgufType::kI64) &&
+                          value->i64() < 0;
+    const uint64_t id = negative ? UINT64_MAX : value->u64();
     if (id >= static_cast<uint64_t>(v->size())) {
       LOG(DEBUG) << Key(s.key) << " = " << id << " is outside the vocab (" << v->size()
                  << " tokens); keeping " << *s.id;
@@ -144,8 +153,8 @@ Status ReadSpecialIds(const GgufFile& file, Vocab* v) {
   }
   if (v->kind == TokenizerKind::kWpm && file.Has(Key("cls_token_id")) &&
       !file.Has(Key("bos_token_id"))) {
-    ASSIGN_OR_RETURN(uint64_t cls, file.GetU64(Key("cls_token_id")));
-    if (cls < static_cast<uint64_t>(v->size())) v->bos = static_cast<TokenId>(cls);
+    auto cls = file.GetU64(Key("cls_token_id"));
+    if (cls.ok() && *cls < static_cast<uint64_t>(v->size())) v->bos = static_cast<TokenId>(*cls);
   }
   ASSIGN_OR_RETURN(v->add_bos, file.GetBoolOr(Key("add_bos_token"), v->add_bos));
   ASSIGN_OR_RETURN(v->add_eos, file.GetBoolOr(Key("add_eos_token"), v->add_eos));

@@ -25,8 +25,9 @@ class ValueMap {
   // Adds a key known to be new (no lookup).
   void Append(std::string key, Value value);
   const std::vector<std::pair<std::string, Value>>& items() const { return items_; }
-  size_t size() const { return items_.size(); }
-  void Clear() { items_.clear(); }
+  // Defined below Value (clang needs Value complete to instantiate these).
+  size_t size() const;
+  void Clear();
 
  private:
   std::vector<std::pair<std::string, Value>> items_;
@@ -132,5 +133,8 @@ struct JsonOptions {
 // Appends json.dumps(value) to *out; an error for values JSON cannot hold (undefined, functions,
 // namespaces) or nesting deeper than 128.
 Status AppendJson(const Value& value, const JsonOptions& options, std::string* out);
+
+inline size_t ValueMap::size() const { return items_.size(); }
+inline void ValueMap::Clear() { items_.clear(); }
 
 }  // namespace forge::jinja

@@ -36,9 +36,18 @@ struct OracleResult {
   std::string message;
 };
 
-inline std::string RenderScriptPath() {
-  return std::string(FORGE_SOURCE_DIR) + "/tests/tokenizer/chat_templates/render.py";
+// This folder: under $FORGE_SOURCE_DIR, else the checkout the tests were built from, else the
+// working directory (the GPU machine runs the suite from a copy of the checkout).
+inline std::string ChatTemplatesDir() {
+  const std::string rel = "/tests/tokenizer/chat_templates";
+  const char* env = std::getenv("FORGE_SOURCE_DIR");
+  for (const std::string& root : {std::string(env ? env : ""), std::string(FORGE_SOURCE_DIR)}) {
+    if (!root.empty() && FileExists(root + rel + "/render.py")) return root + rel;
+  }
+  return "." + rel;
 }
+
+inline std::string RenderScriptPath() { return ChatTemplatesDir() + "/render.py"; }
 
 // Empty when python3 with jinja2 can run; else why not (the caller skips).
 inline std::string JinjaUnavailableReason() {
@@ -123,8 +132,7 @@ inline std::vector<std::pair<std::string, jinja::Value>> ToVariables(const Order
 }
 
 inline std::string ReadTemplate(const std::string& name) {
-  const std::string path =
-      std::string(FORGE_SOURCE_DIR) + "/tests/tokenizer/chat_templates/" + name + ".jinja";
+  const std::string path = ChatTemplatesDir() + "/" + name + ".jinja";
   std::ifstream f(path, std::ios::binary);
   EXPECT_TRUE(f.good()) << "missing " << path;
   std::stringstream ss;

@@ -1,0 +1,88 @@
+// `forge run` as users run it: the expected greedy text of stories260K on stdout, and every
+// load or prompt error as a clear one-line message with a non-zero exit.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "gguf/gguf_writer.h"
+#include "gguf/gguf_file.h"
+#include "support/cli_runner.h"
+#include "support/test_env.h"
+
+namespace forge {
+namespace {
+
+using testing::RunForge;
+
+class RunCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::TempDir();
+    model_ = testing::TestDataPath("models/stories260K.gguf");
+  }
+  // stories260K rewritten with a change to its metadata or tensors.
+  std::string Variant(const std::string& name, const std::string& key, GgufValue value,
+                      const std::string& drop_tensor = "") {
+    auto src = GgufFile::Open(model_);
+    EXPECT_TRUE(src.ok());
+    GgufWriter w;
+    for (const auto& [k, v] : (*src)->metadata()) w.Set(k, v);
+    if (!key.empty()) w.Set(key, value);
+    for (const auto& t : (*src)->tensors()) {
+      if (t.name == drop_tensor) continue;
+      std::vector<int64_t> dims = t.dims;
+      if (name == "shape" && t.name == "blk.0.attn_v.weight") std::swap(dims[0], dims[1]);
+      EXPECT_TRUE(w.AddTensor(t.name, t.type, dims, {t.data, t.data + t.n_bytes}).ok());
+    }
+    std::string path = dir_ + "/" + name + ".gguf";
+    EXPECT_TRUE(w.WriteFile(path).ok());
+    return path;
+  }
+  std::string dir_, model_;
+};
+
+TEST_F(RunCliTest, GreedyTextOnStdout) {
+  // The expected text of 64 llama2.c steps: the 4 prompt tokens after BOS, then 60 generated.
+  std::ifstream in(testing::TestDataPath("models/stories260K.expected.json"));
+  auto cases = nlohmann::json::parse(in)["models"]["stories260K.gguf"]["cases"];
+  std::string want;
+  for (const auto& c : cases) {
+    if (c["id"] == "once_upon_a_time_64") want = c["text"];
+  }
+  ASSERT_EQ(want.rfind("Once upon a time", 0), 0u);
+  auto r = RunForge("run -m '" + model_ + "' -p 'Once upon a time' -n 60 --temp 0 --device cpu", dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, want.substr(16) + "\n");
+  EXPECT_NE(r.err.find("tokens/s"), std::string::npos) << r.err;
+}
+
+TEST_F(RunCliTest, ErrorsAreOneLineAndNonZero) {
+  struct Case {
+    std::string model, extra, expect;
+  } cases[] = {
+      {dir_ + "/missing.gguf", "", "NOT_FOUND"},
+      {Variant("arch", "general.architecture", GgufValue::String("rwkv42")), "",
+       "unknown architecture 'rwkv42'"},
+      {Variant("moe", "llama.expert_count", GgufValue::U32(8)), "", "mixture-of-experts"},
+      {Variant("missing", "", GgufValue(), "blk.3.ffn_gate.weight"), "",
+       "tensor 'blk.3.ffn_gate.weight' is missing"},
+      {Variant("shape", "", GgufValue()), "", "blk.0.attn_v.weight: shape [32, 64], expected [64, 32]"},
+      {model_, "-c 8", "does not fit in the context of 8"},
+  };
+  for (const Case& c : cases) {
+    auto r = RunForge("run -m '" + c.model + "' -p 'Once upon a time, in a land far away' " + c.extra +
+                          " -n 4 --temp 0 --device cpu",
+                      dir_);
+    EXPECT_NE(r.exit_code, 0) << c.expect;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << "stderr: " << r.err;
+    EXPECT_TRUE(r.out.empty() || r.out == "\n") << r.out;
+    // One line of error (a trailing newline at most, after an optional newline).
+    std::string e = r.err;
+    while (!e.empty() && e.front() == '\n') e.erase(e.begin());
+    EXPECT_LE(std::count(e.begin(), e.end(), '\n'), 1) << e;
+  }
+}
+
+}  // namespace
+}  // namespace forge

@@ -1,0 +1,37 @@
+// RunForge: std::system with the streams redirected into files of the test's directory.
+#include "support/cli_runner.h"
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "support/test_env.h"
+
+namespace forge::testing {
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+CliResult RunForge(const std::string& args, const std::string& dir) {
+  const std::string out = dir + "/cli.stdout", err = dir + "/cli.stderr";
+  std::string cmd = "'";
+  cmd.append(ForgeBinary()).append("' ").append(args);
+  cmd.append(" </dev/null >'").append(out).append("' 2>'").append(err).append("'");
+  int status = std::system(cmd.c_str());
+  CliResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out);
+  r.err = Slurp(err);
+  return r;
+}
+
+}  // namespace forge::testing
