@@ -98,18 +98,23 @@ def convert(model, arch, path):
     t.append(('output_norm.weight', sd['model.norm.weight']))
     for i in range(cfg.num_hidden_layers):
         p = f'model.layers.{i}.'
+        b = f'blk.{i}.'
+        t += [(b + 'attn_norm.weight', sd[p + 'input_layernorm.weight']),
+              (b + 'attn_output.weight', sd[p + 'self_attn.o_proj.weight']),
+              (b + 'ffn_norm.weight', sd[p + 'post_attention_layernorm.weight']),
+              (b + 'ffn_down.weight', sd[p + 'mlp.down_proj.weight'])]
+        if arch == 'phi3':
+            # Fused tensors as GGUF stores them: QKV rows, then gate rows followed by up rows.
+            t += [(b + 'attn_qkv.weight', sd[p + 'self_attn.qkv_proj.weight']),
+                  (b + 'ffn_up.weight', sd[p + 'mlp.gate_up_proj.weight'])]
+            continue
         q, k = sd[p + 'self_attn.q_proj.weight'], sd[p + 'self_attn.k_proj.weight']
         if arch == 'llama':
             q, k = permute(q, n_head), permute(k, n_kv)
-        b = f'blk.{i}.'
-        t += [(b + 'attn_norm.weight', sd[p + 'input_layernorm.weight']),
-              (b + 'attn_q.weight', q), (b + 'attn_k.weight', k),
+        t += [(b + 'attn_q.weight', q), (b + 'attn_k.weight', k),
               (b + 'attn_v.weight', sd[p + 'self_attn.v_proj.weight']),
-              (b + 'attn_output.weight', sd[p + 'self_attn.o_proj.weight']),
-              (b + 'ffn_norm.weight', sd[p + 'post_attention_layernorm.weight']),
               (b + 'ffn_gate.weight', sd[p + 'mlp.gate_proj.weight']),
-              (b + 'ffn_up.weight', sd[p + 'mlp.up_proj.weight']),
-              (b + 'ffn_down.weight', sd[p + 'mlp.down_proj.weight'])]
+              (b + 'ffn_up.weight', sd[p + 'mlp.up_proj.weight'])]
         if arch == 'qwen2':
             t += [(b + 'attn_q.bias', sd[p + 'self_attn.q_proj.bias']),
                   (b + 'attn_k.bias', sd[p + 'self_attn.k_proj.bias']),
@@ -160,6 +165,11 @@ CASES = [
         vocab_size=300, hidden_size=128, intermediate_size=320, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, head_dim=48, rope_theta=1000000.0,
         rms_norm_eps=1e-6, max_position_embeddings=4096, tie_word_embeddings=False)),
+    ('phi3', 'phi3', transformers.Phi3Config, dict(
+        vocab_size=300, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=4, rope_theta=10000.0, rms_norm_eps=1e-5,
+        max_position_embeddings=4096, original_max_position_embeddings=4096, pad_token_id=0,
+        bos_token_id=1, eos_token_id=2, tie_word_embeddings=False)),
 ]
 
 

@@ -6,6 +6,7 @@
 
 #include "backend/cpu/memory_floor.h"
 #include "commands.h"
+#include "progress_bar.h"
 #include "runtime/backends.h"
 #include "model/model_bench.h"
 #ifdef FORGE_HAVE_CUDA
@@ -81,7 +82,7 @@ int RunModel(const std::string& path, const std::string& device, int pp, int tg,
     std::fprintf(stderr, "forge bench: %s\n", backend.status().ToString().c_str());
     return 1;
   }
-  auto model = Model::Load(path, backend->get());
+  auto model = Model::Load(path, backend->get(), StderrProgressBar("loading"));
   if (!model.ok()) {
     std::fprintf(stderr, "forge bench: %s\n", model.status().ToString().c_str());
     return 1;

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "commands.h"
+#include "progress_bar.h"
 #include "runtime/backends.h"
 #include "engine/generator.h"
 #include "tokenizer/chat_template.h"
@@ -42,7 +43,7 @@ void AddChatCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge chat: %s\n", backend.status().ToString().c_str());
         return 1;
       }
-      auto model = Model::Load(a->model, backend->get());
+      auto model = Model::Load(a->model, backend->get(), StderrProgressBar("loading"));
       if (!model.ok()) {
         std::fprintf(stderr, "forge chat: %s\n", model.status().ToString().c_str());
         return 1;

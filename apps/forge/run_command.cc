@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "commands.h"
+#include "progress_bar.h"
 #include "runtime/backends.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
@@ -186,7 +187,7 @@ void AddRunCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge run: %s\n", backend.status().ToString().c_str());
         return 1;
       }
-      auto model = Model::Load(a->model, backend->get());
+      auto model = Model::Load(a->model, backend->get(), StderrProgressBar("loading"));
       if (!model.ok()) {
         std::fprintf(stderr, "forge run: %s\n", model.status().ToString().c_str());
         return 1;

@@ -5,13 +5,14 @@
 
 namespace forge {
 
-StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, Backend* backend) {
+StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, Backend* backend,
+                                             const LoadProgress& progress) {
   ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(path));
-  return FromFile(std::move(file), backend);
+  return FromFile(std::move(file), backend, progress);
 }
 
 StatusOr<std::unique_ptr<Model>> Model::FromFile(std::unique_ptr<GgufFile> file,
-                                                 Backend* backend) {
+                                                 Backend* backend, const LoadProgress& progress) {
   auto m = std::unique_ptr<Model>(new Model());
   const std::string path = file->path();
   auto config = LoadModelConfig(*file);
@@ -19,7 +20,7 @@ StatusOr<std::unique_ptr<Model>> Model::FromFile(std::unique_ptr<GgufFile> file,
   m->config_ = std::move(config).value();
   auto weights = BindModelWeights(*file, m->config_);
   if (!weights.ok()) return weights.status().WithContext(path);
-  auto prepared = PrepareModelWeights(*weights, *backend);
+  auto prepared = PrepareModelWeights(*weights, *backend, progress);
   if (!prepared.ok()) return prepared.status().WithContext(path);
   m->host_weights_ = std::move(weights).value();
   m->weights_ = std::move(prepared).value();

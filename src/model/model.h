@@ -18,9 +18,12 @@ namespace forge {
 class Model {
  public:
   // Opens the file, reads the config and binds the weights. The backend must outlive the model.
-  static StatusOr<std::unique_ptr<Model>> Load(const std::string& path, Backend* backend);
+  // progress(done_bytes, total_bytes) follows the weights onto the backend.
+  static StatusOr<std::unique_ptr<Model>> Load(const std::string& path, Backend* backend,
+                                               const LoadProgress& progress = {});
   static StatusOr<std::unique_ptr<Model>> FromFile(std::unique_ptr<GgufFile> file,
-                                                   Backend* backend);
+                                                   Backend* backend,
+                                                   const LoadProgress& progress = {});
 
   const ModelConfig& config() const { return config_; }
   const GgufFile& file() const { return *file_; }

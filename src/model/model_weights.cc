@@ -118,9 +118,16 @@ StatusOr<ModelWeights> BindModelWeights(const GgufFile& f, const ModelConfig& c)
   return w;
 }
 
-StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& backend) {
+StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& backend,
+                                           const LoadProgress& progress) {
   // Tensors are prepared once by their first byte; fused views keep their row offsets.
   std::map<const uint8_t*, std::pair<WeightView, WeightView>> done;  // base -> (host, prepared)
+  int64_t total = host.token_embd.bytes() + host.output.bytes(), done_bytes = 0;
+  for (const LayerWeights& l : host.layers) {
+    for (const WeightView* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      total += w->bytes();
+    }
+  }
   auto weight = [&](const WeightView& w) -> StatusOr<WeightView> {
     for (auto& [base, pair] : done) {
       const WeightView& h = pair.first;
@@ -130,6 +137,8 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
     }
     ASSIGN_OR_RETURN(WeightView p, backend.PrepareWeight(w));
     done[w.data] = {w, p};
+    done_bytes += w.bytes();
+    if (progress) progress(std::min(done_bytes, total), total);
     return p;
   };
   auto vec = [&](const VectorView& v) -> StatusOr<VectorView> {

@@ -2,6 +2,7 @@
 // views over the mapped GGUF (no copy). Fused phi3 tensors are split into row views.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "base/status.h"
@@ -40,6 +41,9 @@ StatusOr<ModelWeights> BindModelWeights(const GgufFile& file, const ModelConfig&
 class Backend;
 // The same weights made usable by `backend` (Backend::PrepareWeight on every tensor). Views of
 // fused tensors stay views into one prepared tensor.
-StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& backend);
+// progress(done_bytes, total_bytes) is called as tensors are prepared (may be empty).
+using LoadProgress = std::function<void(int64_t, int64_t)>;
+StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& backend,
+                                           const LoadProgress& progress = {});
 
 }  // namespace forge
