@@ -1,0 +1,125 @@
+// forge serve -m MODEL.gguf [--host H --port P --api-key K ...]: the OpenAI-compatible HTTP server
+// (src/server) over one engine. It listens before the model loads (/health: 503, then 200) and
+// shuts down gracefully on SIGINT or SIGTERM.
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "commands.h"
+#include "engine/engine.h"
+#include "runtime/backends.h"
+#include "server/server.h"
+#include "tokenizer/chat_template.h"
+
+namespace forge::cli {
+namespace {
+
+constexpr const char* kChatMl =
+    "{% for m in messages %}{{ '<|im_start|>' + m['role'] + '\\n' + m['content'] + '<|im_end|>' + "
+    "'\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+
+struct Args {
+  std::string model, device = "auto", alias, port_file;
+  server::ServerOptions server;
+  int64_t ctx = 0;
+  int parallel = 16, batch_tokens = 512, step_delay_ms = 0;
+  int64_t kv_mb = 1024;
+};
+
+int Fail(const char* what, const Status& s) {
+  std::fprintf(stderr, "forge serve: %s: %s\n", what, s.ToString().c_str());
+  return 1;
+}
+
+int Serve(Args& a) {
+  // Signals are taken by sigwait below; every thread started from here on inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  server::Server srv(a.server);
+  if (Status s = srv.Start(); !s.ok()) return Fail("listen", s);
+  std::fprintf(stderr, "forge serve: listening on http://%s:%u (loading %s)\n",
+               a.server.host.c_str(), srv.port(), a.model.c_str());
+  if (!a.port_file.empty()) {
+    std::ofstream(a.port_file + ".tmp") << srv.port() << "\n";
+    std::filesystem::rename(a.port_file + ".tmp", a.port_file);
+  }
+  auto backend = CreateBackend(a.device);
+  if (!backend.ok()) return Fail("device", backend.status());
+  auto model = Model::Load(a.model, backend->get());
+  if (!model.ok()) return Fail("model", model.status());
+  auto tokenizer = Tokenizer::FromGguf((*model)->file());
+  if (!tokenizer.ok()) return Fail("tokenizer", tokenizer.status());
+  std::string source = (*model)->file().GetStringOr("tokenizer.chat_template", "").value();
+  if (source.empty()) {
+    std::fprintf(stderr, "forge serve: the model has no chat template; using ChatML\n");
+    source = kChatMl;
+  }
+  auto tmpl = ChatTemplate::Parse(source);
+  if (!tmpl.ok()) return Fail("chat template", tmpl.status());
+
+  EngineOptions opt;
+  opt.ctx_size = a.ctx;
+  opt.max_num_seqs = a.parallel;
+  opt.max_num_batched_tokens = std::max(a.batch_tokens, a.parallel);
+  opt.kv_cache_bytes = a.kv_mb << 20;
+  opt.step_delay = std::chrono::milliseconds(a.step_delay_ms);
+  auto engine = Engine::Create(**model, tokenizer->get(), opt);
+  if (!engine.ok()) return Fail("engine", engine.status());
+  (*engine)->Start();
+
+  server::ServedModel served{
+      a.alias.empty() ? std::filesystem::path(a.model).stem().string() : a.alias,
+      engine->get(), tokenizer->get(), *tmpl, {}};
+  const Vocab& vocab = (*tokenizer)->vocab();
+  served.template_options.add_generation_prompt = true;
+  if (vocab.Valid(vocab.bos)) {
+    served.template_options.bos_token = (*tokenizer)->TokenToPiece(vocab.bos, true);
+  }
+  if (vocab.Valid(vocab.eos)) {
+    served.template_options.eos_token = (*tokenizer)->TokenToPiece(vocab.eos, true);
+  }
+  srv.SetModel(&served);
+  std::fprintf(stderr, "forge serve: ready: model '%s', context %lld, %d sequences\n",
+               served.name.c_str(), static_cast<long long>((*engine)->ctx_size()), a.parallel);
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::fprintf(stderr, "forge serve: signal %d: shutting down\n", sig);
+  srv.Shutdown();
+  (*engine)->Stop();
+  return 0;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, CommandRunner* runner) {
+  auto a = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server");
+  cmd->add_option("-m,--model", a->model, "GGUF model")->required();
+  cmd->add_option("--device", a->device, "auto|cpu|cuda");
+  cmd->add_option("--host", a->server.host, "Address to listen on");
+  cmd->add_option("--port", a->server.port, "Port (0: any free port)");
+  cmd->add_option("--api-key", a->server.api_key, "Require Authorization: Bearer KEY");
+  cmd->add_option("-c,--ctx-size", a->ctx, "Context size (0: the model's)");
+  cmd->add_option("--max-queue", a->server.max_queue,
+                  "Requests that may wait beyond --parallel running ones; then 429");
+  cmd->add_option("--parallel", a->parallel, "Most sequences running at once");
+  cmd->add_option("--batch-tokens", a->batch_tokens, "Most tokens per engine step");
+  cmd->add_option("--kv-cache-mb", a->kv_mb, "KV cache budget in MiB");
+  cmd->add_option("--threads", a->server.threads, "HTTP I/O threads");
+  cmd->add_option("--default-max-tokens", a->server.default_max_tokens,
+                  "max_tokens of requests that give none (capped by the context)");
+  cmd->add_option("--alias", a->alias, "Model id in the API (default: the file's name)");
+  cmd->add_option("--port-file", a->port_file, "Write the bound port here")->group("");
+  cmd->add_option("--debug-step-delay-ms", a->step_delay_ms, "Sleep after each step")->group("");
+  cmd->callback([a, runner] {
+    *runner = [a]() -> int { return Serve(*a); };
+  });
+}
+
+}  // namespace forge::cli

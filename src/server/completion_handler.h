@@ -1,0 +1,21 @@
+// The completion endpoints: checks a parsed request against the model (name, context), submits
+// it to the Engine and answers with one JSON body or an SSE stream, cancelling on disconnect.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "server/api_error.h"
+#include "server/http_session.h"
+#include "server/server.h"
+
+namespace forge::server {
+
+// POST /v1/completions (chat = false) and /v1/chat/completions (chat = true).
+void HandleCompletion(ServerContext& ctx, const ServedModel& model,
+                      std::shared_ptr<HttpSession> session, const std::string& body, bool chat);
+
+// Sends an error response (and counts a rejected request when `count`).
+void SendError(ServerContext& ctx, HttpSession& session, const ApiError& error, bool count);
+
+}  // namespace forge::server

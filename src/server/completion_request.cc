@@ -1,0 +1,254 @@
+// Parsing of OpenAI completion and chat completion request bodies into CompletionRequest.
+#include "server/completion_request.h"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+namespace forge::server {
+namespace {
+
+using nlohmann::json;
+
+// Fields accepted (and ignored where they change nothing here).
+const std::set<std::string>& KnownFields() {
+  static const std::set<std::string> k = {
+      "model",      "prompt",          "messages",         "max_tokens",
+      "max_completion_tokens",         "temperature",      "top_p",
+      "top_k",      "min_p",           "presence_penalty", "frequency_penalty",
+      "repetition_penalty",            "logit_bias",       "seed",
+      "stop",       "n",               "logprobs",         "top_logprobs",
+      "ignore_eos", "min_tokens",      "stream",           "stream_options",
+      "user",       "stop_token_ids"};
+  return k;
+}
+
+ApiError Bad(const std::string& field, const std::string& what) {
+  return ApiError::InvalidRequest("'" + field + "': " + what, field);
+}
+
+// Reads an optional number field; wrong types are errors.
+std::optional<ApiError> GetDouble(const json& body, const char* field, double* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) return Bad(field, "expected a number");
+  *out = it->get<double>();
+  if (!std::isfinite(*out)) return Bad(field, "must be finite");
+  return std::nullopt;
+}
+
+std::optional<ApiError> GetInt(const json& body, const char* field, int64_t lo, int64_t hi,
+                               std::optional<int64_t>* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number_integer()) return Bad(field, "expected an integer");
+  const int64_t v = it->is_number_unsigned() && it->get<uint64_t>() > uint64_t(INT64_MAX)
+                        ? INT64_MAX
+                        : it->get<int64_t>();
+  if (v < lo || v > hi) {
+    return Bad(field, std::to_string(v) + " must be in [" + std::to_string(lo) + ", " +
+                          std::to_string(hi) + "]");
+  }
+  *out = v;
+  return std::nullopt;
+}
+
+std::optional<ApiError> GetBool(const json& body, const char* field, bool* out) {
+  auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return std::nullopt;
+  if (!it->is_boolean()) return Bad(field, "expected a boolean");
+  *out = it->get<bool>();
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParsePrompt(const json& p, CompletionRequest* out) {
+  if (p.is_string()) {
+    out->prompt = p.get<std::string>();
+    return std::nullopt;
+  }
+  if (p.is_array() && p.size() == 1 && p[0].is_string()) {
+    out->prompt = p[0].get<std::string>();
+    return std::nullopt;
+  }
+  if (p.is_array() && p.size() == 1 && p[0].is_array()) return ParsePrompt(p[0], out);
+  if (p.is_array() && !p.empty() && p[0].is_number()) {
+    for (const json& t : p) {
+      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX) {
+        return Bad("prompt", "token ids must be non-negative integers");
+      }
+      out->prompt_ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
+    }
+    out->prompt_is_ids = true;
+    return std::nullopt;
+  }
+  if (p.is_array() && p.size() > 1) return Bad("prompt", "a list of several prompts is not supported");
+  return Bad("prompt", "expected a string or a list of token ids");
+}
+
+std::optional<ApiError> ParseMessages(const json& m, CompletionRequest* out) {
+  if (!m.is_array() || m.empty()) return Bad("messages", "expected a non-empty list");
+  for (size_t i = 0; i < m.size(); ++i) {
+    const std::string field = "messages[" + std::to_string(i) + "]";
+    if (!m[i].is_object()) return Bad(field, "expected an object");
+    auto role = m[i].find("role");
+    if (role == m[i].end() || !role->is_string()) return Bad(field + ".role", "expected a string");
+    ChatMessage msg{role->get<std::string>(), ""};
+    auto content = m[i].find("content");
+    if (content != m[i].end() && content->is_string()) {
+      msg.content = content->get<std::string>();
+    } else if (content != m[i].end() && content->is_array()) {  // [{"type":"text","text":...}]
+      for (const json& part : *content) {
+        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+            !part["text"].is_string()) {
+          return Bad(field + ".content", "only text parts are supported");
+        }
+        msg.content += part["text"].get<std::string>();
+      }
+    } else if (content != m[i].end() && !content->is_null()) {
+      return Bad(field + ".content", "expected a string or a list of text parts");
+    }
+    for (const auto& [key, value] : m[i].items()) {
+      if (key != "role" && key != "content" && key != "name") {
+        return ApiError::FromStatus(UnimplementedError("'" + field + "." + key +
+                                                       "' is not supported"),
+                                    field + "." + key);
+      }
+    }
+    out->messages.push_back(std::move(msg));
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParseStop(const json& s, SamplingParams* p) {
+  if (s.is_null()) return std::nullopt;
+  if (s.is_string()) {
+    if (!s.get<std::string>().empty()) p->stop.push_back(s.get<std::string>());
+    return std::nullopt;
+  }
+  if (!s.is_array() || s.size() > 4) return Bad("stop", "expected a string or a list of up to 4");
+  for (const json& x : s) {
+    if (!x.is_string()) return Bad("stop", "expected strings");
+    if (!x.get<std::string>().empty()) p->stop.push_back(x.get<std::string>());
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> ParseLogitBias(const json& b, SamplingParams* p) {
+  if (b.is_null()) return std::nullopt;
+  if (!b.is_object()) return Bad("logit_bias", "expected an object of token id -> bias");
+  for (const auto& [key, value] : b.items()) {
+    char* end = nullptr;
+    const long id = std::strtol(key.c_str(), &end, 10);
+    if (key.empty() || *end != '\0' || id < 0 || id > INT32_MAX) {
+      return Bad("logit_bias", "key '" + key + "' is not a token id");
+    }
+    if (!value.is_number()) return Bad("logit_bias", "values must be numbers");
+    const double v = value.get<double>();
+    if (v < -100 || v > 100) return Bad("logit_bias", "values must be in [-100, 100]");
+    p->logit_bias[static_cast<int32_t>(id)] = static_cast<float>(v);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<ApiError> ParseCompletionRequest(const json& body, bool chat,
+                                               CompletionRequest* out) {
+  if (!body.is_object()) return ApiError::InvalidRequest("the body must be a JSON object", "");
+  out->chat = chat;
+  for (const auto& [key, value] : body.items()) {
+    if (!KnownFields().count(key)) {
+      return ApiError::FromStatus(UnimplementedError("'" + key + "' is not supported"), key);
+    }
+  }
+  if (body.contains("model")) {
+    if (!body["model"].is_string()) return Bad("model", "expected a string");
+    out->model = body["model"].get<std::string>();
+  }
+  if (chat) {
+    if (!body.contains("messages")) return Bad("messages", "required");
+    if (auto e = ParseMessages(body["messages"], out)) return e;
+  } else {
+    if (!body.contains("prompt")) return Bad("prompt", "required");
+    if (auto e = ParsePrompt(body["prompt"], out)) return e;
+  }
+  SamplingParams& p = out->params;
+  std::optional<int64_t> v;
+  for (const char* f : {"max_tokens", "max_completion_tokens"}) {
+    v.reset();
+    if (auto e = GetInt(body, f, 1, INT32_MAX, &v)) return e;
+    if (v) out->max_tokens = static_cast<int32_t>(*v);
+  }
+  if (auto e = GetDouble(body, "temperature", &p.temperature)) return e;
+  if (p.temperature < 0 || p.temperature > 2) return Bad("temperature", "must be in [0, 2]");
+  if (auto e = GetDouble(body, "top_p", &p.top_p)) return e;
+  if (!(p.top_p > 0 && p.top_p <= 1)) return Bad("top_p", "must be in (0, 1]");
+  v.reset();
+  if (auto e = GetInt(body, "top_k", -1, INT32_MAX, &v)) return e;
+  if (v) p.top_k = static_cast<int32_t>(*v);
+  if (auto e = GetDouble(body, "min_p", &p.min_p)) return e;
+  if (p.min_p < 0 || p.min_p > 1) return Bad("min_p", "must be in [0, 1]");
+  if (auto e = GetDouble(body, "presence_penalty", &p.presence_penalty)) return e;
+  if (auto e = GetDouble(body, "frequency_penalty", &p.frequency_penalty)) return e;
+  if (auto e = GetDouble(body, "repetition_penalty", &p.repetition_penalty)) return e;
+  if (body.contains("logit_bias")) {
+    if (auto e = ParseLogitBias(body["logit_bias"], &p)) return e;
+  }
+  if (body.contains("seed") && !body["seed"].is_null()) {
+    if (!body["seed"].is_number_integer()) return Bad("seed", "expected an integer");
+    p.seed = body["seed"].is_number_unsigned() ? body["seed"].get<uint64_t>()
+                                               : static_cast<uint64_t>(body["seed"].get<int64_t>());
+  }
+  if (body.contains("stop")) {
+    if (auto e = ParseStop(body["stop"], &p)) return e;
+  }
+  if (body.contains("stop_token_ids") && !body["stop_token_ids"].is_null()) {
+    if (!body["stop_token_ids"].is_array()) return Bad("stop_token_ids", "expected a list");
+    for (const json& t : body["stop_token_ids"]) {
+      if (!t.is_number_integer()) return Bad("stop_token_ids", "expected integers");
+      p.stop_token_ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
+    }
+  }
+  v.reset();
+  if (auto e = GetInt(body, "n", 1, 16, &v)) return e;
+  if (v) out->n = static_cast<int32_t>(*v);
+  v.reset();
+  if (auto e = GetInt(body, "min_tokens", 0, INT32_MAX, &v)) return e;
+  if (v) p.min_tokens = static_cast<int32_t>(*v);
+  if (auto e = GetBool(body, "ignore_eos", &p.ignore_eos)) return e;
+  if (auto e = GetBool(body, "stream", &out->stream)) return e;
+  if (body.contains("stream_options") && !body["stream_options"].is_null()) {
+    const json& so = body["stream_options"];
+    if (!so.is_object()) return Bad("stream_options", "expected an object");
+    if (auto e = GetBool(so, "include_usage", &out->include_usage)) {
+      return Bad("stream_options.include_usage", "expected a boolean");
+    }
+  }
+  if (chat) {
+    if (auto e = GetBool(body, "logprobs", &out->logprobs)) return e;
+    v.reset();
+    if (auto e = GetInt(body, "top_logprobs", 0, kMaxTopLogprobs, &v)) return e;
+    if (v) {
+      if (!out->logprobs) return Bad("top_logprobs", "requires logprobs: true");
+      out->top_logprobs = static_cast<int32_t>(*v);
+    }
+  } else {
+    v.reset();
+    if (auto e = GetInt(body, "logprobs", 0, 5, &v)) return e;
+    if (v) {
+      out->logprobs = true;
+      out->top_logprobs = static_cast<int32_t>(*v);
+    }
+  }
+  p.logprobs = out->logprobs;
+  p.top_logprobs = out->top_logprobs;
+  Status s = p.Validate();
+  if (!s.ok()) {
+    const std::string& m = s.message();
+    return ApiError::FromStatus(s, m.substr(0, m.find_first_of("=:")));
+  }
+  return std::nullopt;
+}
+
+}  // namespace forge::server

@@ -1,0 +1,107 @@
+// Prometheus text rendering of the server's counters and histograms and the engine's gauges.
+#include "server/metrics.h"
+
+#include <cstdio>
+
+namespace forge::server {
+namespace {
+
+std::string Num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+void Metric(std::string* out, const char* name, const char* type, const char* help,
+            const std::string& value) {
+  *out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+          name + " " + value + "\n";
+}
+
+}  // namespace
+
+Histogram::Histogram(std::vector<double> bounds)
+    : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
+
+void Histogram::Observe(double value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t i = 0;
+  while (i < bounds_.size() && value > bounds_[i]) ++i;
+  ++counts_[i];
+  sum_ += value;
+  ++count_;
+}
+
+void Histogram::Render(const std::string& name, const std::string& help, std::string* out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  *out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
+  int64_t cumulative = 0;
+  for (size_t i = 0; i < bounds_.size(); ++i) {
+    cumulative += counts_[i];
+    *out += name + "_bucket{le=\"" + Num(bounds_[i]) + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  *out += name + "_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";
+  *out += name + "_sum " + Num(sum_) + "\n" + name + "_count " + std::to_string(count_) + "\n";
+}
+
+ServerMetrics::ServerMetrics()
+    : ttft_({0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}),
+      itl_({0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}),
+      e2e_({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}) {}
+
+void ServerMetrics::CountRequest(Outcome outcome) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++requests_[static_cast<int>(outcome)];
+}
+
+void ServerMetrics::AddTokens(int64_t prompt, int64_t generated) {
+  std::lock_guard<std::mutex> lock(mu_);
+  prompt_tokens_ += prompt;
+  generation_tokens_ += generated;
+}
+
+std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
+  std::string out;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    out += "# HELP forge_requests_total Completion requests by outcome.\n"
+           "# TYPE forge_requests_total counter\n";
+    static const char* kNames[] = {"stop", "length", "cancelled", "error", "rejected"};
+    for (int i = 0; i < static_cast<int>(Outcome::kCount); ++i) {
+      out += std::string("forge_requests_total{outcome=\"") + kNames[i] + "\"} " +
+             std::to_string(requests_[i]) + "\n";
+    }
+    Metric(&out, "forge_prompt_tokens_total", "counter", "Prompt tokens of finished requests.",
+           std::to_string(prompt_tokens_));
+    Metric(&out, "forge_generation_tokens_total", "counter",
+           "Tokens generated for finished requests.", std::to_string(generation_tokens_));
+  }
+  ttft_.Render("forge_time_to_first_token_seconds", "Submission to first token.", &out);
+  itl_.Render("forge_inter_token_latency_seconds", "Gap between consecutive tokens.", &out);
+  e2e_.Render("forge_e2e_request_latency_seconds", "Submission to the last token.", &out);
+  if (!has_engine) return out;
+  Metric(&out, "forge_num_requests_waiting", "gauge", "Requests waiting to run.",
+         std::to_string(s.waiting));
+  Metric(&out, "forge_num_requests_running", "gauge", "Sequences running.",
+         std::to_string(s.running));
+  Metric(&out, "forge_kv_blocks_capacity", "gauge", "KV cache blocks in the pool.",
+         std::to_string(s.kv_blocks_total));
+  Metric(&out, "forge_kv_blocks_used", "gauge", "KV blocks referenced by sequences.",
+         std::to_string(s.kv_blocks_used));
+  Metric(&out, "forge_kv_blocks_cached", "gauge", "Unreferenced KV blocks kept for prefix hits.",
+         std::to_string(s.kv_blocks_cached));
+  Metric(&out, "forge_kv_blocks_free", "gauge", "Free KV blocks.", std::to_string(s.kv_blocks_free));
+  Metric(&out, "forge_prefix_cache_queries_total", "counter", "Prompt tokens looked up.",
+         std::to_string(s.prefix_cache_queries));
+  Metric(&out, "forge_prefix_cache_hits_total", "counter", "Prompt tokens found in the cache.",
+         std::to_string(s.prefix_cache_hits));
+  Metric(&out, "forge_preemptions_total", "counter", "Sequences preempted.",
+         std::to_string(s.preemptions));
+  Metric(&out, "forge_engine_steps_total", "counter", "Engine steps that ran.",
+         std::to_string(s.steps));
+  Metric(&out, "forge_engine_requests_cancelled_total", "counter", "Requests cancelled.",
+         std::to_string(s.requests_cancelled));
+  return out;
+}
+
+}  // namespace forge::server

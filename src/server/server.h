@@ -1,0 +1,78 @@
+// Server: the OpenAI-compatible HTTP server over one Engine. It listens at once (GET /health
+// answers 503 while the model loads), serves /v1/completions, /v1/chat/completions, /v1/models,
+// /tokenize, /detokenize and /metrics on a small thread pool, and shuts down gracefully.
+// Contract notes: max_tokens (or max_completion_tokens) defaults to ServerOptions::
+// default_max_tokens capped by the context left after the prompt; a prompt that fills the context,
+// or prompt + an explicit max_tokens beyond it, is refused with 400 (never silently truncated).
+// Completion responses close the connection (the server watches it for a client that leaves).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_set>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/engine.h"
+#include "server/metrics.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/tokenizer.h"
+
+namespace forge::server {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8080;      // 0: any free port (see Server::port())
+  std::string api_key;       // non-empty: every route but /health needs "Bearer <key>"
+  int threads = 2;           // I/O threads (connections are async; this is not per client)
+  int32_t max_queue = 64;    // requests beyond the engine's max_num_seqs that may wait; then 429
+  // max_tokens when a request gives none (capped by what the context leaves after the prompt).
+  int32_t default_max_tokens = 256;
+};
+
+// What the server serves once loading is done. Everything must outlive the server.
+struct ServedModel {
+  std::string name;  // the id in /v1/models and the only accepted "model"
+  Engine* engine = nullptr;
+  const Tokenizer* tokenizer = nullptr;
+  ChatTemplate chat_template;
+  ChatTemplateOptions template_options;  // bos/eos tokens, add_generation_prompt
+};
+
+// Shared by the request handlers.
+struct ServerContext {
+  ServerOptions options;
+  std::atomic<const ServedModel*> model{nullptr};
+  ServerMetrics metrics;
+  std::atomic<int64_t> in_flight{0};  // completion requests submitted and not finished
+  std::mutex live_mu;
+  std::unordered_set<RequestId> live;  // their engine ids, cancelled at shutdown
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Binds, listens and starts the I/O threads. Errors: the address cannot be bound.
+  Status Start();
+  uint16_t port() const { return port_; }
+  // Marks the server ready (GET /health -> 200). `model` must outlive the server.
+  void SetModel(const ServedModel* model);
+  // Stops accepting, cancels running requests, lets their responses end (up to `grace_ms`),
+  // then stops the threads. Idempotent.
+  void Shutdown(int grace_ms = 3000);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace forge::server

@@ -1,0 +1,101 @@
+// End-to-end /metrics of `forge serve`: promtool accepts it, counters move by exactly the
+// requests and tokens sent, and a client that disconnects mid-stream cancels its request and
+// gives its KV blocks back.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "server/server_process.h"
+#include "support/test_env.h"
+
+namespace forge::testing {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kLength = "forge_requests_total{outcome=\"length\"}";
+constexpr const char* kCancelled = "forge_requests_total{outcome=\"cancelled\"}";
+
+TEST(ServerMetricsTest, PromtoolAcceptsAndCountersMoveExactly) {
+  ServerProcess server("");
+  ASSERT_TRUE(server.ok());
+  const std::string before = Http("GET", server.url("/metrics")).body;
+  int64_t prompt = 0, completion = 0;
+  for (int i = 0; i < 3; ++i) {
+    json req = {{"prompt", "Once upon a time " + std::to_string(i)},
+                {"max_tokens", 5 + i},
+                {"ignore_eos", true},
+                {"temperature", 0}};
+    HttpResult r = Http("POST", server.url("/v1/completions"), req.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    json j = json::parse(r.body);
+    prompt += j["usage"]["prompt_tokens"].get<int64_t>();
+    completion += j["usage"]["completion_tokens"].get<int64_t>();
+  }
+  EXPECT_EQ(completion, 5 + 6 + 7);
+  EXPECT_EQ(Http("POST", server.url("/v1/completions"), R"({"prompt": 5})").status, 400);
+  HttpResult m = Http("GET", server.url("/metrics"));
+  ASSERT_EQ(m.status, 200);
+  const std::string& after = m.body;
+  EXPECT_EQ(MetricValue(after, kLength) - MetricValue(before, kLength), 3);
+  EXPECT_EQ(MetricValue(after, "forge_requests_total{outcome=\"rejected\"}") -
+                MetricValue(before, "forge_requests_total{outcome=\"rejected\"}"),
+            1);
+  EXPECT_EQ(MetricValue(after, "forge_prompt_tokens_total") -
+                MetricValue(before, "forge_prompt_tokens_total"),
+            prompt);
+  EXPECT_EQ(MetricValue(after, "forge_generation_tokens_total") -
+                MetricValue(before, "forge_generation_tokens_total"),
+            completion);
+  EXPECT_EQ(MetricValue(after, "forge_e2e_request_latency_seconds_count") -
+                MetricValue(before, "forge_e2e_request_latency_seconds_count"),
+            3);
+  EXPECT_EQ(MetricValue(after, "forge_time_to_first_token_seconds_count") -
+                MetricValue(before, "forge_time_to_first_token_seconds_count"),
+            3);
+  // Every token after a sample's first is one inter-token gap.
+  EXPECT_EQ(MetricValue(after, "forge_inter_token_latency_seconds_count") -
+                MetricValue(before, "forge_inter_token_latency_seconds_count"),
+            completion - 3);
+  EXPECT_GT(MetricValue(after, "forge_prefix_cache_queries_total"), 0);
+  EXPECT_EQ(MetricValue(after, "forge_kv_blocks_used"), 0);
+
+  const std::string file = TempDir() + "/metrics.txt";
+  std::ofstream(file) << after;
+  EXPECT_EQ(std::system(("promtool check metrics < " + file + " > /dev/null 2>&1").c_str()), 0)
+      << after;
+}
+
+TEST(ServerMetricsTest, DisconnectMidStreamCancelsAndFreesBlocks) {
+  ServerProcess server("--debug-step-delay-ms 20");
+  ASSERT_TRUE(server.ok());
+  const std::string before = Http("GET", server.url("/metrics")).body;
+  ASSERT_EQ(MetricValue(before, "forge_kv_blocks_used"), 0);
+  // 400 tokens at >= 20 ms a step take >= 8 s; curl hangs up after 0.6 s.
+  json req = {{"prompt", "Once upon a time"}, {"max_tokens", 400}, {"ignore_eos", true},
+              {"stream", true}};
+  HttpResult r = Http("POST", server.url("/v1/completions"), req.dump(), "-N --max-time 0.6");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("data: {"), std::string::npos);    // it was streaming
+  EXPECT_EQ(r.body.find("data: [DONE]"), std::string::npos);  // and did not finish
+  std::string after;
+  bool released = false;
+  for (int i = 0; i < 300 && !released; ++i) {
+    after = Http("GET", server.url("/metrics")).body;
+    released = MetricValue(after, kCancelled) - MetricValue(before, kCancelled) == 1 &&
+               MetricValue(after, "forge_kv_blocks_used") == 0;
+    if (!released) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(released) << after;
+  EXPECT_EQ(MetricValue(after, "forge_num_requests_running"), 0);
+  EXPECT_EQ(MetricValue(after, "forge_engine_requests_cancelled_total"), 1);
+  // Far fewer than 400 tokens were generated: the request stopped when the client left.
+  EXPECT_LT(MetricValue(after, "forge_generation_tokens_total"), 200);
+}
+
+}  // namespace
+}  // namespace forge::testing

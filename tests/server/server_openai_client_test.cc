@@ -1,0 +1,52 @@
+// The official `openai` npm client against `forge serve` (skipped unless the package was
+// installed: `npm install openai@4` in <build>/node, or FORGE_OPENAI_NODE_MODULES).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "server/server_process.h"
+#include "support/test_env.h"
+
+namespace forge::testing {
+namespace {
+
+std::string NodeModules() {
+  if (const char* env = std::getenv("FORGE_OPENAI_NODE_MODULES")) return env;
+  // ForgeBinary() is <build>/apps/forge/forge.
+  return (std::filesystem::path(ForgeBinary()).parent_path().parent_path().parent_path() / "node" /
+          "node_modules")
+      .string();
+}
+
+TEST(ServerOpenAiClientTest, OfficialClientWorks) {
+  const std::string modules = NodeModules();
+  if (!std::filesystem::exists(modules + "/openai") || std::system("node --version >/dev/null 2>&1")) {
+    GTEST_SKIP() << "no node or no openai package in " << modules;
+  }
+  ServerProcess server("--api-key k123");
+  ASSERT_TRUE(server.ok());
+  const std::string cmd = "NODE_PATH=" + modules + " node " FORGE_SOURCE_DIR
+                          "/tests/server/openai_client.js " + std::to_string(server.port()) +
+                          " k123 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  for (size_t k; (k = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, k);
+  ASSERT_EQ(pclose(p), 0) << out;
+  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(j.is_object()) << out;
+  EXPECT_EQ(j["model"], "stories260K");
+  EXPECT_FALSE(j["completion_text"].get<std::string>().empty());
+  EXPECT_EQ(j["completion_tokens"], 12);
+  EXPECT_EQ(j["streamed_text"], j["chat_text"]);
+  EXPECT_EQ(j["stream_usage"]["completion_tokens"], 12);
+  EXPECT_EQ(j["rejected"]["status"], 400);
+  EXPECT_EQ(j["rejected"]["param"], "tools");
+}
+
+}  // namespace
+}  // namespace forge::testing

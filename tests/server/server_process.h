@@ -1,0 +1,164 @@
+// Test helpers (header-only) for the HTTP server: a `forge serve` child process on a free loopback port, and
+// HTTP requests through the curl command-line tool.
+#pragma once
+
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "support/test_env.h"
+
+namespace forge::testing {
+
+struct HttpResult {
+  int status = 0;    // HTTP status; 0 when curl failed to connect
+  std::string body;  // the response body
+  std::string headers;
+};
+
+class ServerProcess {
+ public:
+  // Starts `forge serve -m <stories260K> --device cpu --port 0 <extra_args>` and waits until
+  // GET /health answers 200. ok() is false (with why()) when it did not come up.
+  explicit ServerProcess(const std::string& extra_args);
+  ~ServerProcess();  // SIGTERM, then waits for the exit
+  bool ok() const { return port_ > 0 && healthy_; }
+  int port() const { return port_; }
+  std::string url(const std::string& path) const;
+  // Sends SIGTERM and returns the exit status (-1 when it did not exit within 10 s).
+  int Terminate();
+  std::string log() const;  // what the server wrote to stderr
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  bool healthy_ = false;
+  std::string dir_;
+};
+
+// curl -s <args> against url; body (if not empty) is POSTed as the request body.
+HttpResult Http(const std::string& method, const std::string& url, const std::string& body = "",
+                const std::string& extra_curl_args = "");
+// The value of a sample line "name{labels} value" (labels as written, may be empty) in a
+// Prometheus text body; -1 when absent.
+double MetricValue(const std::string& metrics, const std::string& name_and_labels);
+
+// Definitions.
+// A fresh directory of its own (TempDir() empties the test's directory on every call).
+inline std::string OwnTempDir() {
+  std::string tmpl = std::filesystem::temp_directory_path().string() + "/forge-serve-XXXXXX";
+  return mkdtemp(tmpl.data()) ? tmpl : std::string("/tmp");
+}
+
+inline std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline ServerProcess::ServerProcess(const std::string& extra_args) {
+  dir_ = OwnTempDir();
+  const std::string port_file = dir_ + "/port";
+  const std::string cmd = "exec " + ForgeBinary() + " serve -m " +
+                          TestDataPath("models/stories260K.gguf") +
+                          " --device cpu --host 127.0.0.1 --port 0 --port-file " + port_file +
+                          " " + extra_args + " 2>" + dir_ + "/serve.log";
+  pid_ = fork();
+  if (pid_ == 0) {
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (port_ == 0) {
+      std::ifstream in(port_file);
+      in >> port_;
+    }
+    if (port_ > 0 && Http("GET", url("/health")).status == 200) {
+      healthy_ = true;
+      return;
+    }
+    int st = 0;
+    if (waitpid(pid_, &st, WNOHANG) == pid_) {
+      pid_ = -1;
+      ADD_FAILURE() << "forge serve exited: " << ReadFile(dir_ + "/serve.log");
+      return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ADD_FAILURE() << "forge serve did not become healthy: " << ReadFile(dir_ + "/serve.log");
+}
+
+inline ServerProcess::~ServerProcess() { Terminate(); }
+
+inline int ServerProcess::Terminate() {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  for (int i = 0; i < 1000; ++i) {
+    int st = 0;
+    if (waitpid(pid_, &st, WNOHANG) == pid_) {
+      pid_ = -1;
+      const int code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+      if (code != 0) ADD_FAILURE() << "forge serve exit " << code << ": " << log();
+      return code;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  kill(pid_, SIGKILL);
+  waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+  return -1;
+}
+
+inline std::string ServerProcess::log() const { return ReadFile(dir_ + "/serve.log"); }
+
+inline std::string ServerProcess::url(const std::string& path) const {
+  return "http://127.0.0.1:" + std::to_string(port_) + path;
+}
+
+inline HttpResult Http(const std::string& method, const std::string& url, const std::string& body,
+                const std::string& extra_curl_args) {
+  static const std::string dir = OwnTempDir();
+  static int counter = 0;
+  const std::string base = dir + "/http" + std::to_string(counter++);
+  std::string cmd = "curl -sS -X " + method + " -o " + base + ".body -D " + base +
+                    ".head -w '%{http_code}' " + extra_curl_args;
+  if (!body.empty()) {
+    std::ofstream(base + ".req", std::ios::binary) << body;
+    cmd += " -H 'Content-Type: application/json' --data-binary @" + base + ".req";
+  }
+  cmd += " '" + url + "'";
+  HttpResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[64] = {0};
+  const size_t n = fread(buf, 1, sizeof buf - 1, p);
+  pclose(p);
+  r.status = std::atoi(std::string(buf, n).c_str());
+  r.body = ReadFile(base + ".body");
+  r.headers = ReadFile(base + ".head");
+  return r;
+}
+
+inline double MetricValue(const std::string& metrics, const std::string& name_and_labels) {
+  std::istringstream in(metrics);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(name_and_labels + " ", 0) == 0) {
+      return std::stod(line.substr(name_and_labels.size() + 1));
+    }
+  }
+  return -1;
+}
+
+}  // namespace forge::testing
