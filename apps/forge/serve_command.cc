@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "commands.h"
 #include "engine/engine.h"
@@ -40,7 +41,9 @@ int Serve(Args& a) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  server::Server srv(a.server);
+  // Owned so it can be destroyed (with its I/O context and every session) before the engine.
+  auto srv_owner = std::make_unique<server::Server>(a.server);
+  server::Server& srv = *srv_owner;
   if (Status s = srv.Start(); !s.ok()) return Fail("listen", s);
   std::fprintf(stderr, "forge serve: listening on http://%s:%u (loading %s)\n",
                a.server.host.c_str(), srv.port(), a.model.c_str());
@@ -92,6 +95,9 @@ int Serve(Args& a) {
   std::fprintf(stderr, "forge serve: signal %d: shutting down\n", sig);
   srv.Shutdown();
   (*engine)->Stop();
+  // Sessions and queued I/O handlers may still hold request state that refers to the engine:
+  // they go first, while the engine, model and tokenizer still exist.
+  srv_owner.reset();
   return 0;
 }
 

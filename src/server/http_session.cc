@@ -167,6 +167,12 @@ void HttpSession::DoWrite() {
   writing_ = true;
   asio::async_write(stream_.socket(), asio::buffer(writes_.front()),
                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                      // The socket may have been closed (client gone) while this write was in
+                      // flight: the queue then belongs to nobody and is left alone.
+                      if (self->closed_) {
+                        self->writing_ = false;
+                        return;
+                      }
                       if (ec) return self->Gone();
                       self->writes_.pop_front();
                       self->DoWrite();
@@ -176,7 +182,7 @@ void HttpSession::DoWrite() {
 void HttpSession::CloseSocket() {
   if (closed_) return;
   closed_ = true;
-  writes_.clear();
+  // writes_ is not cleared here: an async_write may still point into its front buffer.
   beast::error_code ec;
   stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
   stream_.socket().close(ec);
