@@ -32,6 +32,13 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE="${FORGE_BUILD_TYPE:-Release}
   -DFORGE_CUDA="${FORGE_CUDA:-AUTO}" ${FORGE_CMAKE_ARGS:-} >/dev/null
 ninja -C "$BUILD"
 
+# The official OpenAI client for the server's end-to-end test (from the npm registry; the test
+# skips, saying why, when it cannot be installed).
+if command -v npm >/dev/null && [ ! -d "$BUILD/node/node_modules/openai" ]; then
+  npm install --prefix "$BUILD/node" --no-audit --no-fund --silent openai@4 >/dev/null 2>&1 ||
+    echo "setup: could not install the openai npm package; its server test will skip"
+fi
+
 if [ "${1:-}" = "--build-only" ]; then exit 0; fi
 
 # The main job: write a small synthetic model (peaked outputs, so greedy text is stable), show
