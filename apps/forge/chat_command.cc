@@ -53,7 +53,12 @@ void AddChatCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge chat: %s\n", tokenizer.status().ToString().c_str());
         return 1;
       }
-      std::string source = (*model)->file().GetStringOr("tokenizer.chat_template", "").value();
+      auto source_or = (*model)->file().GetStringOr("tokenizer.chat_template", "");
+      if (!source_or.ok()) {
+        std::fprintf(stderr, "forge chat: %s\n", source_or.status().ToString().c_str());
+        return 1;
+      }
+      std::string source = *source_or;
       if (source.empty()) {
         std::fprintf(stderr, "forge chat: the model has no chat template; using ChatML\n");
         source = kChatMl;

@@ -57,7 +57,9 @@ int Serve(Args& a) {
   if (!model.ok()) return Fail("model", model.status());
   auto tokenizer = Tokenizer::FromGguf((*model)->file());
   if (!tokenizer.ok()) return Fail("tokenizer", tokenizer.status());
-  std::string source = (*model)->file().GetStringOr("tokenizer.chat_template", "").value();
+  auto source_or = (*model)->file().GetStringOr("tokenizer.chat_template", "");
+  if (!source_or.ok()) return Fail("chat template", source_or.status());
+  std::string source = *source_or;
   if (source.empty()) {
     std::fprintf(stderr, "forge serve: the model has no chat template; using ChatML\n");
     source = kChatMl;

@@ -59,7 +59,7 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
     return UnimplementedError("unknown architecture '" + c.arch +
                               "' (Forge runs llama, qwen2, qwen3, phi3)");
   }
-  c.name = f.GetStringOr("general.name", "").value();
+  ASSIGN_OR_RETURN(c.name, f.GetStringOr("general.name", ""));
   ASSIGN_OR_RETURN(c.n_embd, GetDim(f, a + "embedding_length"));
   ASSIGN_OR_RETURN(c.n_layer, GetDim(f, a + "block_count"));
   ASSIGN_OR_RETURN(c.n_head, GetDim(f, a + "attention.head_count"));
@@ -99,7 +99,7 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
                                 " must be even and at most the head dim " +
                                 std::to_string(c.head_dim));
   }
-  std::string scaling = f.GetStringOr(a + "rope.scaling.type", "none").value();
+  ASSIGN_OR_RETURN(std::string scaling, f.GetStringOr(a + "rope.scaling.type", "none"));
   if (scaling == "linear") {
     ASSIGN_OR_RETURN(float factor, f.GetF32(a + "rope.scaling.factor"));
     if (!(factor > 0)) return InvalidArgumentError("rope.scaling.factor must be positive");

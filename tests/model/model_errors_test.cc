@@ -86,6 +86,17 @@ TEST(ModelErrorsTest, YarnRefusedLinearApplied) {
   EXPECT_FLOAT_EQ((*m)->config().rope_freq_scale, 0.25f);
 }
 
+TEST(ModelErrorsTest, WrongTypedOptionalKeysAreErrorsNotCrashes) {
+  for (const char* key : {"general.name", "llama.rope.scaling.type"}) {
+    Fault f{[key](GgufWriter& w) { w.Set(key, GgufValue::U8(7)); }};
+    Status st = LoadError(f, "typed");
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << key;
+    EXPECT_NE(st.message().find(std::string(key) + "' has type u8, expected string"),
+              std::string::npos)
+        << st.message();
+  }
+}
+
 TEST(ModelErrorsTest, StoriesConfig) {
   auto backend = MakeCpuBackend();
   auto m = Model::Load(testing::TestDataPath("models/stories260K.gguf"), backend.get());
