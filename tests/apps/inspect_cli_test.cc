@@ -13,15 +13,13 @@
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_split.h"
+#include "support/cli_runner.h"
 #include "support/test_env.h"
 
 namespace forge {
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out, err;
-};
+using testing::CliResult;
 
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -38,20 +36,7 @@ class InspectCliTest : public ::testing::Test {
         << "forge binary not found at " << testing::ForgeBinary()
         << " (build the forge_cli target, or set FORGE_BIN)";
   }
-  // Runs `forge <args>` with stdout and stderr in files of this test's directory.
-  CliResult Forge(const std::string& args) {
-    std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
-    // Appended piece by piece: GCC 12 warns (-Wrestrict, falsely) on "'" + std::string&&.
-    std::string cmd = "'";
-    cmd.append(testing::ForgeBinary()).append("' ").append(args);
-    cmd.append(" >'").append(out).append("' 2>'").append(err).append("'");
-    int status = std::system(cmd.c_str());
-    CliResult r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = Slurp(out);
-    r.err = Slurp(err);
-    return r;
-  }
+  CliResult Forge(const std::string& args) { return testing::RunForge(args, dir_); }
   // A copy of a real file with `edit` applied to its bytes.
   std::string Corrupted(const std::string& name, const std::string& src,
                         void (*edit)(std::string&)) {

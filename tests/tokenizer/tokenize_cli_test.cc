@@ -6,16 +6,14 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "support/cli_runner.h"
 #include "support/test_env.h"
 #include "tokenizer_test_util.h"
 
 namespace forge {
 namespace {
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out, err;
-};
+using testing::CliResult;
 
 class TokenizeCliTest : public ::testing::Test {
  protected:
@@ -26,18 +24,7 @@ class TokenizeCliTest : public ::testing::Test {
         << " (build the forge_cli target, or set FORGE_BIN)";
     model_ = testing::TestDataPath("models/stories260K.gguf");
   }
-  CliResult Forge(const std::string& args) {
-    const std::string out = dir_ + "/stdout", err = dir_ + "/stderr";
-    std::string cmd = "'";
-    cmd.append(testing::ForgeBinary()).append("' ").append(args);
-    cmd.append(" >'").append(out).append("' 2>'").append(err).append("'");
-    const int status = std::system(cmd.c_str());
-    CliResult r;
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = testing::ReadTestFile(out);
-    r.err = testing::ReadTestFile(err);
-    return r;
-  }
+  CliResult Forge(const std::string& args) { return testing::RunForge(args, dir_); }
   std::string dir_, model_;
 };
 
