@@ -57,6 +57,15 @@ TEST_F(RunCliTest, GreedyTextOnStdout) {
   EXPECT_NE(r.err.find("tokens/s"), std::string::npos) << r.err;
 }
 
+TEST_F(RunCliTest, ChatAnswersEachLineThroughATemplate) {
+  // stories260K has no chat template: ChatML is used and said so; two turns, two replies.
+  auto r = RunForge("chat -m '" + model_ + "' -n 6 --temp 0 --device cpu", dir_, "Hello\nAgain\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("using ChatML"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 2) << r.out;
+  EXPECT_GT(r.out.size(), 2u);
+}
+
 TEST_F(RunCliTest, ErrorsAreOneLineAndNonZero) {
   struct Case {
     std::string model, extra, expect;

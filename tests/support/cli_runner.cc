@@ -21,11 +21,12 @@ std::string Slurp(const std::string& path) {
 
 }  // namespace
 
-CliResult RunForge(const std::string& args, const std::string& dir) {
-  const std::string out = dir + "/cli.stdout", err = dir + "/cli.stderr";
+CliResult RunForge(const std::string& args, const std::string& dir, const std::string& input) {
+  const std::string out = dir + "/cli.stdout", err = dir + "/cli.stderr", in = dir + "/cli.stdin";
+  std::ofstream(in, std::ios::binary) << input;
   std::string cmd = "'";
   cmd.append(ForgeBinary()).append("' ").append(args);
-  cmd.append(" </dev/null >'").append(out).append("' 2>'").append(err).append("'");
+  cmd.append(" <'").append(in).append("' >'").append(out).append("' 2>'").append(err).append("'");
   int status = std::system(cmd.c_str());
   CliResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

@@ -10,7 +10,7 @@ struct CliResult {
   std::string out, err;
 };
 
-// `forge <args>` (args are passed to the shell as written); files go in `dir`.
-CliResult RunForge(const std::string& args, const std::string& dir);
+// `forge <args>` (args are passed to the shell as written); files go in `dir`. stdin is `input`.
+CliResult RunForge(const std::string& args, const std::string& dir, const std::string& input = "");
 
 }  // namespace forge::testing
