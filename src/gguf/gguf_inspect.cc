@@ -130,6 +130,7 @@ StatusOr<std::vector<float>> ReadTensorValues(const GgufFile& file, const std::s
   if (t == nullptr) return NotFoundError("no tensor named '" + name + "'");
   if (n < 0) return InvalidArgumentError("negative value count");
   if (n > t->n_elements) n = t->n_elements;
+  if (n == 0) return std::vector<float>{};  // (an empty vector's data() may be null)
   const TypeTraits& traits = GetTypeTraits(t->type);
   int64_t blocks = (n + traits.block_elems - 1) / traits.block_elems;
   std::vector<float> values(blocks * traits.block_elems);
