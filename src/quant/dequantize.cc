@@ -21,7 +21,7 @@ Status DequantizeRow(GgmlType type, const uint8_t* src, float* dst, int64_t n) {
   namespace qi = quant_internal;
   switch (type) {
     case GgmlType::kF32:
-      std::memcpy(dst, src, static_cast<size_t>(n) * 4);
+      if (n > 0) std::memcpy(dst, src, static_cast<size_t>(n) * 4);
       return Status::Ok();
     case GgmlType::kF16:
       for (int64_t i = 0; i < n; ++i) {

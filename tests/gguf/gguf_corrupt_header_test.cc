@@ -102,8 +102,8 @@ TEST(GgufCorruptTest, TruncationInTrailingPaddingWithoutTensors) {
   }
 }
 
-// The real files: every prefix through the tensor table, then every 997th byte of the data and
-// the last bytes. They end where their last tensor ends, so every prefix is refused.
+// The real files: prefixes through the tensor table, then every 997th byte of the data and the
+// last bytes. They end where their last tensor ends, so every prefix is refused.
 TEST(GgufCorruptTest, TruncationOfRealFiles) {
   for (const char* name : {"models/stories260K.gguf", "models/stories260K-q8_0.gguf"}) {
     std::vector<uint8_t> real = ReadAll(testing::TestDataPath(name));
@@ -112,8 +112,10 @@ TEST(GgufCorruptTest, TruncationOfRealFiles) {
     ASSERT_TRUE(full.ok()) << full.status().ToString();
     size_t data_start = real.size();
     for (const auto& t : (*full)->tensors()) data_start = std::min(data_start, t.file_offset);
+    // Every byte of the primary file's head; every 7th of the second's (time under ASan).
+    const size_t step = name == std::string("models/stories260K.gguf") ? 1 : 7;
     std::vector<size_t> cuts;
-    for (size_t n = 0; n <= data_start; ++n) cuts.push_back(n);
+    for (size_t n = 0; n <= data_start; n += step) cuts.push_back(n);
     for (size_t n = data_start; n < real.size(); n += 997) cuts.push_back(n);
     for (size_t n = real.size() - 64; n < real.size(); ++n) cuts.push_back(n);
     int refused = 0;
