@@ -1,6 +1,8 @@
 // Python str semantics over UTF-8 strings: see text.h.
 #include "tokenizer/jinja/text.h"
 
+#include "tokenizer/utf8.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -79,20 +81,8 @@ std::u32string DecodeUtf8(std::string_view s) {
 void AppendUtf8(char32_t cp, std::string* out) {
   if (cp >= 0xDC80 && cp <= 0xDCFF) {  // a surrogate-escaped byte
     out->push_back(static_cast<char>(cp - 0xDC00));
-  } else if (cp < 0x80) {
-    out->push_back(static_cast<char>(cp));
-  } else if (cp < 0x800) {
-    out->push_back(static_cast<char>(0xC0 | (cp >> 6)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
-  } else if (cp < 0x10000) {
-    out->push_back(static_cast<char>(0xE0 | (cp >> 12)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
   } else {
-    out->push_back(static_cast<char>(0xF0 | (cp >> 18)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
-    out->push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    utf8::Append(static_cast<uint32_t>(cp), out);
   }
 }
 
