@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backend/cpu/add/add.h"
+#include "backend/cpu/add_rmsnorm/add_rmsnorm.h"
 #include "backend/cpu/attention/attention.h"
 #include "backend/cpu/embedding/embedding.h"
 #include "backend/cpu/kv_write/kv_write.h"
@@ -16,17 +17,27 @@
 #include "backend/cpu/rmsnorm/rmsnorm.h"
 #include "backend/cpu/rope/rope.h"
 #include "backend/cpu/swiglu/swiglu.h"
+#include "base/dtype.h"
 #include "base/status.h"
 
 namespace forge {
 
-// Copies rows: dst[i, :] = src[indices[i], :] for i < n; rows of row_len floats.
+// Copies rows: dst[i, :] = src[indices[i], :] for i < n; rows of row_len elements of dtype.
 struct GatherRowsParams {
-  const float* src = nullptr;
+  const void* src = nullptr;
   const int32_t* indices = nullptr;
   int64_t n = 0;
   int64_t row_len = 0;
-  float* dst = nullptr;
+  void* dst = nullptr;
+  DType dtype = DType::kF32;
+};
+
+// A recorded sequence of a backend's ops (a CUDA graph) that can be replayed: the same kernels
+// with the same pointers; what they read from device memory may change between replays.
+class BackendGraph {
+ public:
+  virtual ~BackendGraph() = default;
+  virtual Status Replay() = 0;
 };
 
 // Memory owned by a backend; freed when destroyed.
@@ -48,18 +59,42 @@ class Backend {
   // Host <-> backend copies (plain memcpy on the CPU).
   virtual Status Upload(void* dst, const void* src, size_t bytes) = 0;
   virtual Status Download(void* dst, const void* src, size_t bytes) = 0;
+  // Backend -> backend copy, ordered with the ops (memcpy on the CPU).
+  virtual Status Copy(void* dst, const void* src, size_t bytes) = 0;
   // Waits for queued work (no-op on the CPU).
   virtual Status Synchronize() = 0;
+  // Memory the backend can still allocate and its total, in bytes (0, 0 when unknown: the CPU).
+  virtual void MemoryInfo(int64_t* free_bytes, int64_t* total_bytes) {
+    *free_bytes = *total_bytes = 0;
+  }
 
-  // Makes a host weight (a view of the mapped file) usable by this backend's ops: the CPU reads
-  // it where it is; a GPU backend copies it to device memory (possibly in another format) and
-  // keeps the copy for the backend's lifetime.
-  virtual StatusOr<WeightView> PrepareWeight(const WeightView& host) = 0;
+  // The activation dtype this backend runs a model in by default, given the type most of its
+  // matmul weights are stored in (the CPU: always F32).
+  virtual DType DefaultActivationType(GgmlType weight_type) const = 0;
+  // Whether ops can run in `dtype` at all (the CPU: F32 only).
+  virtual bool SupportsActivationType(DType dtype) const = 0;
+
+  // Op recording: between BeginCapture and EndCapture ops are recorded, not run (their Status
+  // still reports argument errors). Backends without graphs return Unimplemented.
+  virtual bool SupportsGraphs() const { return false; }
+  virtual Status BeginCapture() { return UnimplementedError(name() + ": no graphs"); }
+  virtual StatusOr<std::unique_ptr<BackendGraph>> EndCapture() {
+    return UnimplementedError(name() + ": no graphs");
+  }
+
+  // Makes a host weight (a view of the mapped file) usable by this backend's ops with
+  // activations of type `act`: the CPU reads it where it is; a GPU backend copies it to device
+  // memory (converted to `act` unless it can use the stored format) and keeps the copy for the
+  // backend's lifetime.
+  virtual StatusOr<WeightView> PrepareWeight(const WeightView& host, DType act) = 0;
+  // Bytes of backend memory PrepareWeight(host, act) will take (0: none, it is used in place).
+  virtual int64_t PreparedWeightBytes(const WeightView& host, DType act) const = 0;
   // The same for a 1-D F32 vector (norm weights, biases); null stays null.
   virtual StatusOr<const float*> PrepareVector(const float* host, int64_t n) = 0;
 
   virtual Status Embedding(const EmbeddingParams& p) = 0;
   virtual Status RmsNorm(const RmsNormParams& p) = 0;
+  virtual Status AddRmsNorm(const AddRmsNormParams& p) = 0;
   virtual Status Matmul(const MatmulParams& p) = 0;
   virtual Status Rope(const RopeParams& p) = 0;
   virtual Status KvWrite(const KvWriteParams& p) = 0;

@@ -1,6 +1,6 @@
 // Copy-on-write of KV blocks: block dst gets block src's K and V in every layer.
-// Written over Backend::Download/Upload (a memcpy on the CPU); a GPU backend should give it a
-// device-to-device batched copy (a Backend::CopyBlocks; the copies of a plan are independent).
+// Written over Backend::Copy: a memcpy on the CPU, device-to-device copies queued on the GPU's
+// stream before the step that reads them.
 #pragma once
 
 #include <span>

@@ -1,9 +1,13 @@
 // Model: a loaded llama-family GGUF (config + weights bound over the mapping) and its forward
-// pass over a ForwardBatch on a Backend, writing K/V into a paged KvCache.
+// pass over a ForwardBatch on a Backend, writing K/V into a paged KvCache. Decode steps on a
+// backend with graphs are recorded once per (batch bucket, block-table width) and replayed.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backend/backend.h"
@@ -15,15 +19,31 @@
 
 namespace forge {
 
+struct ModelOptions {
+  // Activations and KV cache; empty: the backend's default for the weights (F32 on the CPU,
+  // BF16 for BF16 weights and F16 otherwise on a GPU).
+  std::optional<DType> dtype;
+  // Replay decode steps as recorded graphs where the backend has them.
+  bool graphs = true;
+};
+
+struct ModelStats {
+  int64_t graph_captures = 0;  // graphs recorded
+  int64_t graph_replays = 0;   // forward calls served by a recorded graph
+  int64_t eager_forwards = 0;  // forward calls run op by op
+};
+
 class Model {
  public:
   // Opens the file, reads the config and binds the weights. The backend must outlive the model.
   // progress(done_bytes, total_bytes) follows the weights onto the backend.
   static StatusOr<std::unique_ptr<Model>> Load(const std::string& path, Backend* backend,
-                                               const LoadProgress& progress = {});
+                                               const LoadProgress& progress = {},
+                                               const ModelOptions& options = {});
   static StatusOr<std::unique_ptr<Model>> FromFile(std::unique_ptr<GgufFile> file,
                                                    Backend* backend,
-                                                   const LoadProgress& progress = {});
+                                                   const LoadProgress& progress = {},
+                                                   const ModelOptions& options = {});
 
   const ModelConfig& config() const { return config_; }
   const GgufFile& file() const { return *file_; }
@@ -31,23 +51,49 @@ class Model {
   const ModelWeights& weights() const { return weights_; }
   const ModelWeights& host_weights() const { return host_weights_; }
   Backend& backend() { return *backend_; }
+  DType dtype() const { return dtype_; }
   KvCacheShape CacheShape(int64_t num_blocks, int64_t block_size = 16) const;
+  const ModelStats& stats() const { return stats_; }
+  void set_graphs_enabled(bool on) { graphs_enabled_ = on; }
+
+  // Allocates the workspace for steps of up to n_tokens tokens and n_out logits rows now (so a
+  // memory plan made afterwards sees it). Forward grows it on demand otherwise.
+  Status ReserveWorkspace(int64_t n_tokens, int64_t n_out);
 
   // Runs the batch; K/V of its tokens are written into `cache`. logits receives
   // [batch.logits_indices.size(), n_vocab] floats (host memory).
   Status Forward(const ForwardBatch& batch, KvCache& cache, std::vector<float>* logits);
 
  private:
-  Status EnsureWorkspace(int64_t n_tokens, int64_t n_out, const ForwardBatch& batch);
+  // Device pointers and sizes of one step's metadata (ForwardBatch uploaded).
+  struct StepMeta {
+    const int32_t *ids, *pos, *slots, *cu, *lens, *tables, *out_idx;
+    int64_t n_tokens, n_seqs, n_out, table_stride;
+  };
+  struct Graph {
+    std::unique_ptr<BackendBuffer> meta;     // fixed metadata buffer the graph reads
+    std::vector<void*> cache_pools;          // K/V pools the graph was recorded with
+    std::unique_ptr<BackendGraph> graph;
+  };
+
+  Status EnsureWorkspace(int64_t n_tokens, int64_t n_out);
+  Status RunLayers(const StepMeta& s, KvCache& cache);
+  Status ForwardEager(const ForwardBatch& b, KvCache& cache);
+  bool GraphEligible(const ForwardBatch& b) const;
+  Status ForwardGraph(const ForwardBatch& b, KvCache& cache);
 
   std::unique_ptr<GgufFile> file_;
   ModelConfig config_;
   ModelWeights weights_;
   ModelWeights host_weights_;
   Backend* backend_ = nullptr;
-  // Workspace (backend memory), grown on demand.
+  DType dtype_ = DType::kF32;
+  bool graphs_enabled_ = true;
+  ModelStats stats_;
+  // Workspace (backend memory), grown on demand; growing drops the recorded graphs.
   int64_t ws_tokens_ = 0, ws_out_ = 0, ws_meta_ = 0;
-  std::unique_ptr<BackendBuffer> x_, xn_, qkv_, attn_, ff_, out_rows_, logits_, meta_;
+  std::unique_ptr<BackendBuffer> x_, xn_, qkv_, attn_, ff_, delta_, out_rows_, logits_, meta_;
+  std::map<std::pair<int64_t, int64_t>, Graph> graphs_;  // (batch bucket, table width)
 };
 
 }  // namespace forge

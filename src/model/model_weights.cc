@@ -118,8 +118,42 @@ StatusOr<ModelWeights> BindModelWeights(const GgufFile& f, const ModelConfig& c)
   return w;
 }
 
-StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& backend,
+namespace {
+
+// Every distinct matrix once (fused views share their tensor's bytes).
+std::vector<WeightView> DistinctMatrices(const ModelWeights& w) {
+  std::map<const uint8_t*, WeightView> by_start;
+  auto add = [&](const WeightView& v) { by_start.emplace(v.data, v); };
+  add(w.token_embd);
+  add(w.output);
+  for (const LayerWeights& l : w.layers) {
+    for (const WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) add(*v);
+  }
+  std::vector<WeightView> out;
+  for (auto& [p, v] : by_start) out.push_back(v);
+  return out;
+}
+
+Status CheckWeightsFit(const ModelWeights& host, Backend& backend, DType act) {
+  int64_t free_bytes = 0, total_bytes = 0;
+  backend.MemoryInfo(&free_bytes, &total_bytes);
+  if (total_bytes == 0) return Status::Ok();  // host memory: the mapping is used in place
+  int64_t need = 0;
+  for (const WeightView& v : DistinctMatrices(host)) need += backend.PreparedWeightBytes(v, act);
+  if (need > free_bytes) {
+    auto gib = [](int64_t b) { return std::to_string(b / (1 << 20)) + " MiB"; };
+    return ResourceExhaustedError("out of " + backend.name() + " memory: the weights need " +
+                                  gib(need) + " as " + DTypeName(act) + ", " + gib(free_bytes) +
+                                  " of " + gib(total_bytes) + " are free");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& backend, DType act,
                                            const LoadProgress& progress) {
+  RETURN_IF_ERROR(CheckWeightsFit(host, backend, act));
   // Tensors are prepared once by their first byte; fused views keep their row offsets.
   std::map<const uint8_t*, std::pair<WeightView, WeightView>> done;  // base -> (host, prepared)
   int64_t total = host.token_embd.bytes() + host.output.bytes(), done_bytes = 0;
@@ -135,7 +169,7 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
         return pair.second.Rows((w.data - h.data) / h.row_bytes, w.rows);
       }
     }
-    ASSIGN_OR_RETURN(WeightView p, backend.PrepareWeight(w));
+    ASSIGN_OR_RETURN(WeightView p, backend.PrepareWeight(w, act));
     done[w.data] = {w, p};
     done_bytes += w.bytes();
     if (progress) progress(std::min(done_bytes, total), total);

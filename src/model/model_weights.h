@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "base/dtype.h"
 #include "base/status.h"
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
@@ -39,11 +40,12 @@ struct ModelWeights {
 StatusOr<ModelWeights> BindModelWeights(const GgufFile& file, const ModelConfig& config);
 
 class Backend;
-// The same weights made usable by `backend` (Backend::PrepareWeight on every tensor). Views of
-// fused tensors stay views into one prepared tensor.
+// The same weights made usable by `backend` with `act` activations (Backend::PrepareWeight on
+// every tensor). Views of fused tensors stay views into one prepared tensor. On a backend that
+// reports its memory, weights that cannot fit are refused up front with the numbers.
 // progress(done_bytes, total_bytes) is called as tensors are prepared (may be empty).
 using LoadProgress = std::function<void(int64_t, int64_t)>;
-StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& backend,
+StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& backend, DType act,
                                            const LoadProgress& progress = {});
 
 }  // namespace forge

@@ -27,8 +27,7 @@ StatusOr<int64_t> PlanKvBlocks(const KvCacheShape& s, int64_t ctx_size, int64_t 
 StatusOr<std::unique_ptr<KvCache>> KvCache::Create(Backend& backend, const KvCacheShape& shape) {
   auto cache = std::unique_ptr<KvCache>(new KvCache());
   cache->shape_ = shape;
-  const size_t bytes = static_cast<size_t>(shape.num_blocks * shape.block_size *
-                                           shape.n_kv_heads * shape.head_dim * shape.dtype_bytes);
+  const size_t bytes = static_cast<size_t>(shape.num_blocks * shape.bytes_per_layer_block());
   for (int64_t l = 0; l < shape.n_layer; ++l) {
     ASSIGN_OR_RETURN(auto k, backend.Alloc(bytes));
     ASSIGN_OR_RETURN(auto v, backend.Alloc(bytes));

@@ -1,5 +1,6 @@
 // KvCache: per layer, separate K and V pools in backend memory, laid out
-// [num_blocks, block_size, n_kv_heads, head_dim] (DESIGN.md), F32 on the CPU.
+// [num_blocks, block_size, n_kv_heads, head_dim] (DESIGN.md), in the activation dtype (F32 on the
+// CPU; F16 or BF16 on a GPU).
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,14 @@ struct KvCacheShape {
   int64_t head_dim = 0;
   int64_t block_size = 16;
   int64_t num_blocks = 0;
-  int64_t dtype_bytes = 4;
+  DType dtype = DType::kF32;
 
-  int64_t bytes_per_block() const { return 2 * n_layer * block_size * n_kv_heads * head_dim * dtype_bytes; }
+  // One layer's K (or V) block.
+  int64_t bytes_per_layer_block() const {
+    return block_size * n_kv_heads * head_dim * static_cast<int64_t>(DTypeSize(dtype));
+  }
+  // K and V of every layer.
+  int64_t bytes_per_block() const { return 2 * n_layer * bytes_per_layer_block(); }
   int64_t bytes() const { return num_blocks * bytes_per_block(); }
 };
 
@@ -32,8 +38,8 @@ class KvCache {
  public:
   static StatusOr<std::unique_ptr<KvCache>> Create(Backend& backend, const KvCacheShape& shape);
   const KvCacheShape& shape() const { return shape_; }
-  float* k(int64_t layer) { return k_[layer]->f32(); }
-  float* v(int64_t layer) { return v_[layer]->f32(); }
+  void* k(int64_t layer) { return k_[layer]->data(); }
+  void* v(int64_t layer) { return v_[layer]->data(); }
 
  private:
   KvCacheShape shape_;

@@ -18,9 +18,10 @@ class HostBuffer : public BackendBuffer {
 };
 
 Status GatherRowsHost(const GatherRowsParams& p) {
+  const size_t row = p.row_len * DTypeSize(p.dtype);
   for (int64_t i = 0; i < p.n; ++i) {
-    std::memcpy(p.dst + i * p.row_len, p.src + int64_t{p.indices[i]} * p.row_len,
-                p.row_len * sizeof(float));
+    std::memcpy(static_cast<char*>(p.dst) + i * row,
+                static_cast<const char*>(p.src) + int64_t{p.indices[i]} * row, row);
   }
   return Status::Ok();
 }
@@ -38,8 +39,18 @@ class HostBackendBase : public Backend {
     std::memcpy(dst, src, bytes);
     return Status::Ok();
   }
+  Status Copy(void* dst, const void* src, size_t bytes) override {
+    std::memmove(dst, src, bytes);
+    return Status::Ok();
+  }
   Status Synchronize() override { return Status::Ok(); }
-  StatusOr<WeightView> PrepareWeight(const WeightView& host) override { return host; }
+  DType DefaultActivationType(GgmlType) const override { return DType::kF32; }
+  bool SupportsActivationType(DType dtype) const override { return dtype == DType::kF32; }
+  int64_t PreparedWeightBytes(const WeightView&, DType) const override { return 0; }
+  StatusOr<WeightView> PrepareWeight(const WeightView& host, DType act) override {
+    if (act != DType::kF32) return UnsupportedDType(name() + " backend", act);
+    return host;
+  }
   StatusOr<const float*> PrepareVector(const float* host, int64_t) override { return host; }
   Status Embedding(const EmbeddingParams& p) override { return embedding_ref(p); }
   Status Rope(const RopeParams& p) override { return rope_ref(p); }
@@ -53,6 +64,7 @@ class CpuBackend : public HostBackendBase {
  public:
   std::string name() const override { return "cpu"; }
   Status RmsNorm(const RmsNormParams& p) override { return rmsnorm_cpu(p); }
+  Status AddRmsNorm(const AddRmsNormParams& p) override { return add_rmsnorm_cpu(p); }
   Status Matmul(const MatmulParams& p) override { return matmul_cpu(p); }
   Status Attention(const AttentionParams& p) override { return attention_cpu(p); }
 };
@@ -61,6 +73,7 @@ class ReferenceBackend : public HostBackendBase {
  public:
   std::string name() const override { return "reference"; }
   Status RmsNorm(const RmsNormParams& p) override { return rmsnorm_ref(p); }
+  Status AddRmsNorm(const AddRmsNormParams& p) override { return add_rmsnorm_ref(p); }
   Status Matmul(const MatmulParams& p) override { return matmul_ref(p); }
   Status Attention(const AttentionParams& p) override { return attention_ref(p); }
 };

@@ -1,6 +1,9 @@
-// CudaBackend: ops map to the *_cuda launchers; matmul is cuBLAS SGEMM with TF32 off.
+// CudaBackend: ops map to the *_cuda launchers on the backend's stream; matmuls are cuBLAS
+// GEMMs with F32 accumulation (F16/BF16 on tensor cores, F32 without TF32 for validation).
 #include <cublas_v2.h>
 
+#include <algorithm>
+#include <mutex>
 #include <vector>
 
 #include "backend/cuda/add/add_cuda.h"
@@ -8,10 +11,13 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
 #include "backend/cuda/ops_cuda.h"
+#include "base/thread_pool.h"
 #include "quant/dequantize.h"
 
 namespace forge {
 namespace {
+
+constexpr size_t kCublasWorkspace = 32 << 20;
 
 class DeviceBuffer : public BackendBuffer {
  public:
@@ -25,16 +31,57 @@ class DeviceBuffer : public BackendBuffer {
   size_t n_;
 };
 
+class CudaGraph : public BackendGraph {
+ public:
+  CudaGraph(cudaGraph_t g, cudaGraphExec_t e, cudaStream_t s) : graph_(g), exec_(e), stream_(s) {}
+  ~CudaGraph() override {
+    cudaGraphExecDestroy(exec_);
+    cudaGraphDestroy(graph_);
+  }
+  Status Replay() override {
+    CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec_, stream_));
+    return Status::Ok();
+  }
+
+ private:
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+};
+
+cudaDataType CudaType(DType t) {
+  switch (t) {
+    case DType::kF32: return CUDA_R_32F;
+    case DType::kF16: return CUDA_R_16F;
+    case DType::kBF16: return CUDA_R_16BF;
+  }
+  return CUDA_R_32F;
+}
+
+// The activation dtype a weight stored as `t` can be used in without conversion.
+bool NativeHalf(GgmlType t, DType* as) {
+  if (t == GgmlType::kF16) *as = DType::kF16;
+  else if (t == GgmlType::kBF16) *as = DType::kBF16;
+  else return false;
+  return true;
+}
+
 class CudaBackend : public Backend {
  public:
   ~CudaBackend() override {
+    owned_.clear();
     if (cublas_) cublasDestroy(cublas_);
+    if (stream_) cudaStreamDestroy(stream_);
   }
   Status Init(int device) {
     CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+    // A blocking stream: ordered with the legacy default stream that plain cudaMemcpy uses.
+    CUDA_RETURN_IF_ERROR(cudaStreamCreate(&stream_));
     CUBLAS_RETURN_IF_ERROR(cublasCreate(&cublas_));
-    // F32 products stay F32 (no TF32): the validation path.
-    CUBLAS_RETURN_IF_ERROR(cublasSetMathMode(cublas_, CUBLAS_PEDANTIC_MATH));
+    CUBLAS_RETURN_IF_ERROR(cublasSetStream(cublas_, stream_));
+    // A fixed workspace so that cuBLAS allocates nothing while a graph is recorded.
+    ASSIGN_OR_RETURN(cublas_ws_, Alloc(kCublasWorkspace));
+    CUBLAS_RETURN_IF_ERROR(cublasSetWorkspace(cublas_, cublas_ws_->data(), kCublasWorkspace));
     return Status::Ok();
   }
   std::string name() const override { return "cuda"; }
@@ -44,29 +91,102 @@ class CudaBackend : public Backend {
     return std::unique_ptr<BackendBuffer>(new DeviceBuffer(p, bytes));
   }
   Status Upload(void* dst, const void* src, size_t bytes) override {
-    return cuda::CopyToDevice(dst, src, bytes);
+    // From pageable memory this returns once `src` has been staged: the caller may reuse it.
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+    return Status::Ok();
   }
   Status Download(void* dst, const void* src, size_t bytes) override {
-    return cuda::CopyToHost(dst, src, bytes);
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    return Status::Ok();
   }
-  Status Synchronize() override { return cuda::DeviceSynchronize(); }
+  Status Copy(void* dst, const void* src, size_t bytes) override {
+    CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
+    return Status::Ok();
+  }
+  Status Synchronize() override {
+    CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
+    return Status::Ok();
+  }
+  void MemoryInfo(int64_t* free_bytes, int64_t* total_bytes) override {
+    size_t f = 0, t = 0;
+    if (cudaMemGetInfo(&f, &t) != cudaSuccess) cudaGetLastError();
+    *free_bytes = static_cast<int64_t>(f);
+    *total_bytes = static_cast<int64_t>(t);
+  }
 
-  StatusOr<WeightView> PrepareWeight(const WeightView& host) override {
-    // Dequantize row by row to F32 and upload.
-    const size_t bytes = static_cast<size_t>(host.rows * host.cols) * 4;
-    ASSIGN_OR_RETURN(auto buf, Alloc(bytes));
-    std::vector<float> rows;
-    const int64_t chunk = std::max<int64_t>(1, (int64_t{64} << 20) / (host.cols * 4));
-    for (int64_t r = 0; r < host.rows; r += chunk) {
-      const int64_t n = std::min(chunk, host.rows - r);
-      rows.resize(n * host.cols);
-      for (int64_t i = 0; i < n; ++i) {
-        RETURN_IF_ERROR(DequantizeRow(host.type, host.row(r + i), rows.data() + i * host.cols,
-                                      host.cols));
-      }
-      RETURN_IF_ERROR(Upload(buf->f32() + r * host.cols, rows.data(), rows.size() * 4));
+  DType DefaultActivationType(GgmlType weight_type) const override {
+    return weight_type == GgmlType::kBF16 ? DType::kBF16 : DType::kF16;
+  }
+  bool SupportsActivationType(DType) const override { return true; }
+
+  bool SupportsGraphs() const override { return true; }
+  Status BeginCapture() override {
+    CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    return Status::Ok();
+  }
+  StatusOr<std::unique_ptr<BackendGraph>> EndCapture() override {
+    cudaGraph_t graph = nullptr;
+    CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(stream_, &graph));
+    cudaGraphExec_t exec = nullptr;
+    cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+    if (err != cudaSuccess) {
+      cudaGraphDestroy(graph);
+      return CudaStatus(err, "cudaGraphInstantiate");
     }
-    WeightView d{GgmlType::kF32, host.rows, host.cols, host.cols * 4,
+    return std::unique_ptr<BackendGraph>(new CudaGraph(graph, exec, stream_));
+  }
+
+  int64_t PreparedWeightBytes(const WeightView& host, DType act) const override {
+    return host.rows * host.cols * static_cast<int64_t>(DTypeSize(act));
+  }
+
+  StatusOr<WeightView> PrepareWeight(const WeightView& host, DType act) override {
+    const int64_t es = static_cast<int64_t>(DTypeSize(act));
+    ASSIGN_OR_RETURN(auto buf, Alloc(static_cast<size_t>(host.rows * host.cols * es)));
+    char* dst = static_cast<char*>(buf->data());
+    DType native;
+    if (NativeHalf(host.type, &native) && native == act && host.row_bytes == host.cols * es) {
+      RETURN_IF_ERROR(Upload(dst, host.data, host.rows * host.row_bytes));  // as stored
+    } else {
+      // Dequantize chunks of rows to F32 on the host (in parallel), convert on the device.
+      const int64_t chunk = std::max<int64_t>(1, (int64_t{64} << 20) / (host.cols * 4));
+      std::vector<float> rows;
+      std::unique_ptr<BackendBuffer> staging;
+      if (act != DType::kF32) {
+        ASSIGN_OR_RETURN(staging, Alloc(static_cast<size_t>(std::min(chunk, host.rows) * host.cols * 4)));
+      }
+      for (int64_t r = 0; r < host.rows; r += chunk) {
+        const int64_t n = std::min(chunk, host.rows - r);
+        rows.resize(n * host.cols);
+        Status st = Status::Ok();
+        std::mutex mu;
+        ThreadPool::Global().ParallelFor(n, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) {
+            Status s = DequantizeRow(host.type, host.row(r + i), rows.data() + i * host.cols,
+                                     host.cols);
+            if (!s.ok()) {
+              std::lock_guard<std::mutex> lock(mu);
+              st = s;
+            }
+          }
+        }, 16);
+        RETURN_IF_ERROR(st);
+        char* out = dst + r * host.cols * es;
+        if (act == DType::kF32) {
+          RETURN_IF_ERROR(Upload(out, rows.data(), rows.size() * 4));
+        } else {
+          RETURN_IF_ERROR(Upload(staging->data(), rows.data(), rows.size() * 4));
+          RETURN_IF_ERROR(cuda::convert_f32_cuda(staging->f32(), out, act,
+                                                 static_cast<int64_t>(rows.size()), stream_));
+        }
+      }
+      RETURN_IF_ERROR(Synchronize());  // the staging buffer is freed on return
+    }
+    const GgmlType type = act == DType::kF32   ? GgmlType::kF32
+                          : act == DType::kF16 ? GgmlType::kF16
+                                               : GgmlType::kBF16;
+    WeightView d{type, host.rows, host.cols, host.cols * es,
                  static_cast<const uint8_t*>(buf->data())};
     owned_.push_back(std::move(buf));
     return d;
@@ -80,36 +200,62 @@ class CudaBackend : public Backend {
     return p;
   }
 
-  Status Embedding(const EmbeddingParams& p) override { return cuda::embedding_cuda(p); }
-  Status RmsNorm(const RmsNormParams& p) override { return cuda::rmsnorm_cuda(p); }
-  Status Rope(const RopeParams& p) override { return cuda::rope_cuda(p); }
-  Status KvWrite(const KvWriteParams& p) override { return cuda::kv_write_cuda(p); }
-  Status Attention(const AttentionParams& p) override { return cuda::attention_cuda(p); }
-  Status Swiglu(const SwigluParams& p) override { return cuda::swiglu_cuda(p); }
-  Status Add(const AddParams& p) override { return cuda::add_cuda(p); }
-  Status GatherRows(const GatherRowsParams& p) override { return cuda::gather_rows_cuda(p); }
+  Status Embedding(const EmbeddingParams& p) override { return cuda::embedding_cuda(p, stream_); }
+  Status RmsNorm(const RmsNormParams& p) override { return cuda::rmsnorm_cuda(p, stream_); }
+  Status AddRmsNorm(const AddRmsNormParams& p) override {
+    return cuda::add_rmsnorm_cuda(p, stream_);
+  }
+  Status Rope(const RopeParams& p) override { return cuda::rope_cuda(p, stream_); }
+  Status KvWrite(const KvWriteParams& p) override { return cuda::kv_write_cuda(p, stream_); }
+  Status Attention(const AttentionParams& p) override { return cuda::attention_cuda(p, stream_); }
+  Status Swiglu(const SwigluParams& p) override { return cuda::swiglu_cuda(p, stream_); }
+  Status Add(const AddParams& p) override { return cuda::add_cuda(p, stream_); }
+  Status GatherRows(const GatherRowsParams& p) override {
+    return cuda::gather_rows_cuda(p, stream_);
+  }
 
   Status Matmul(const MatmulParams& p) override {
-    if (p.w.type != GgmlType::kF32) {
-      return UnimplementedError("cuda matmul: weight type " + std::string(TypeName(p.w.type)));
+    DType wt;
+    if (p.w.type == GgmlType::kF32) {
+      wt = DType::kF32;
+    } else if (!NativeHalf(p.w.type, &wt)) {
+      return UnimplementedError("cuda matmul: weight type " + std::string(TypeName(p.w.type)) +
+                                " (weights are prepared as F32, F16 or BF16)");
+    }
+    if (p.x_type != wt) {
+      return InvalidArgumentError(std::string("cuda matmul: activations ") +
+                                  DTypeName(p.x_type) + " with " + std::string(TypeName(p.w.type)) +
+                                  " weights");
+    }
+    if (p.out_type != wt && p.out_type != DType::kF32) {
+      return InvalidArgumentError(std::string("cuda matmul: output ") + DTypeName(p.out_type) +
+                                  " from " + DTypeName(p.x_type) + " inputs");
     }
     if (p.m == 0) return Status::Ok();
     const int64_t k = p.w.cols, n = p.w.rows;
+    const int64_t es = static_cast<int64_t>(DTypeSize(wt));
     const int64_t xs = p.x_stride ? p.x_stride : k;
     const int64_t os = p.out_stride ? p.out_stride : n;
     const float alpha = 1.0f, beta = 0.0f;
+    // F32 stays F32 (no TF32): the validation path. Halves run on tensor cores, F32 sums.
+    const cublasComputeType_t compute =
+        wt == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
     // Row-major out[m, n] = x[m, k] W[n, k]^T is column-major out^T = W^T(k x n)^T x^T.
-    CUBLAS_RETURN_IF_ERROR(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n),
-                                       static_cast<int>(p.m), static_cast<int>(k), &alpha,
-                                       reinterpret_cast<const float*>(p.w.data),
-                                       static_cast<int>(p.w.row_bytes / 4), p.x,
-                                       static_cast<int>(xs), &beta, p.out, static_cast<int>(os)));
-    if (p.bias != nullptr) return cuda::add_bias_cuda(p.out, p.bias, p.m, n, os);
+    CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
+        cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(p.m),
+        static_cast<int>(k), &alpha, p.w.data, CudaType(wt), static_cast<int>(p.w.row_bytes / es),
+        p.x, CudaType(p.x_type), static_cast<int>(xs), &beta, p.out, CudaType(p.out_type),
+        static_cast<int>(os), compute, CUBLAS_GEMM_DEFAULT));
+    if (p.bias != nullptr) {
+      return cuda::add_bias_cuda(p.out, p.out_type, p.bias, p.m, n, os, stream_);
+    }
     return Status::Ok();
   }
 
  private:
+  cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
+  std::unique_ptr<BackendBuffer> cublas_ws_;
   std::vector<std::unique_ptr<BackendBuffer>> owned_;  // prepared weights
 };
 

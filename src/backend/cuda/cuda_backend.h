@@ -1,5 +1,6 @@
-// The CUDA backend: device buffers, weights copied to the device at load, every op a kernel or a
-// cuBLAS call on one stream. F32 activations (weights of any format dequantized to F32 at load).
+// The CUDA backend: device buffers, weights copied to the device at load (F16/BF16 weights as
+// stored, other formats converted to the activation dtype), every op a kernel or a cuBLAS call
+// on one stream, decode steps recordable as CUDA graphs.
 #pragma once
 
 #include <memory>

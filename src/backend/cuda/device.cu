@@ -50,8 +50,13 @@ StatusOr<void*> DeviceAlloc(size_t bytes) {
   cudaError_t err = cudaMalloc(&p, bytes);
   if (err != cudaSuccess) {
     cudaGetLastError();
-    return ResourceExhaustedError("cudaMalloc of " + std::to_string(bytes) + " bytes: " +
-                                  cudaGetErrorString(err));
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    cudaGetLastError();
+    auto mib = [](size_t b) { return std::to_string(b >> 20) + " MiB"; };
+    return ResourceExhaustedError("out of device memory: allocating " + mib(bytes) + " (" +
+                                  std::to_string(bytes) + " bytes) with " + mib(free_b) +
+                                  " free of " + mib(total_b) + ": " + cudaGetErrorString(err));
   }
   return p;
 }

@@ -1,19 +1,26 @@
-// The CUDA twins of the CPU ops (pointers in the Params are device pointers; F32 activations).
-// Each launches on the current stream and returns the launch error, if any.
+// The CUDA twins of the CPU ops (pointers in the Params are device pointers). Activations may be
+// F32, F16 or BF16 as each Params' dtype fields say; arithmetic is F32. Each launches on
+// `stream` and returns the launch error, if any.
 #pragma once
+
+#include <cuda_runtime_api.h>
 
 #include "backend/backend.h"
 
 namespace forge::cuda {
 
-Status embedding_cuda(const EmbeddingParams& p);  // requires: F32 table
-Status rmsnorm_cuda(const RmsNormParams& p);
-Status rope_cuda(const RopeParams& p);
-Status kv_write_cuda(const KvWriteParams& p);
-Status attention_cuda(const AttentionParams& p);
-Status swiglu_cuda(const SwigluParams& p);
-Status gather_rows_cuda(const GatherRowsParams& p);
-// out[m, n] += bias[n] for each of m rows of stride `stride`.
-Status add_bias_cuda(float* out, const float* bias, int64_t m, int64_t n, int64_t stride);
+Status embedding_cuda(const EmbeddingParams& p, cudaStream_t stream);  // table F32/F16/BF16
+Status rmsnorm_cuda(const RmsNormParams& p, cudaStream_t stream);
+Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream);
+Status rope_cuda(const RopeParams& p, cudaStream_t stream);
+Status kv_write_cuda(const KvWriteParams& p, cudaStream_t stream);
+Status attention_cuda(const AttentionParams& p, cudaStream_t stream);
+Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream);
+Status gather_rows_cuda(const GatherRowsParams& p, cudaStream_t stream);
+// out[m, n] += bias[n] for each of m rows of stride `stride`; out is of type `out_type`.
+Status add_bias_cuda(void* out, DType out_type, const float* bias, int64_t m, int64_t n,
+                     int64_t stride, cudaStream_t stream);
+// Converts n F32 values to `to` (weights prepared at load).
+Status convert_f32_cuda(const float* in, void* out, DType to, int64_t n, cudaStream_t stream);
 
 }  // namespace forge::cuda

@@ -60,7 +60,7 @@ TEST(CudaOpsTest, MatmulF32) {
       WeightView hw{GgmlType::kF32, n, k, k * 4, reinterpret_cast<const uint8_t*>(w.data())};
       GuardedBuffer ref(m * n), got(m * n);
       ASSERT_TRUE(matmul_ref({x.data(), 0, hw, bias.data(), ref.data(), 0, m}).ok());
-      WeightView dw = be->PrepareWeight(hw).value();
+      WeightView dw = be->PrepareWeight(hw, DType::kF32).value();
       float* dout = dev.Put(got);
       ASSERT_TRUE(be->Matmul({dev.Put(x), 0, dw, dev.Put(bias), dout, 0, m}).ok());
       dev.Get(got, dout);
@@ -125,7 +125,7 @@ TEST(CudaOpsTest, RmsNormRopeSwigluEmbeddingGather) {
     GuardedBuffer ref(5 * dim), got(5 * dim);
     ASSERT_TRUE(embedding_ref({ht, ids.data(), 5, ref.data()}).ok());
     float* d = dev.Put(got);
-    ASSERT_TRUE(be->Embedding({be->PrepareWeight(ht).value(), dev.Put(ids), 5, d}).ok());
+    ASSERT_TRUE(be->Embedding({be->PrepareWeight(ht, DType::kF32).value(), dev.Put(ids), 5, d}).ok());
     dev.Get(got, d);
     EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), 5 * dim, 0) << "embedding";
     GuardedBuffer gref(2 * dim), ggot(2 * dim);

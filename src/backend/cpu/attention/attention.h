@@ -7,16 +7,17 @@
 
 #include <cstdint>
 
+#include "base/dtype.h"
 #include "base/status.h"
 
 namespace forge {
 
 struct AttentionParams {
-  const float* q = nullptr;        // [n_tokens, n_heads, head_dim], row stride q_stride
+  const void* q = nullptr;         // [n_tokens, n_heads, head_dim], row stride q_stride
   int64_t q_stride = 0;            // 0: n_heads * head_dim
-  const float* k_cache = nullptr;  // [num_blocks, block_size, n_kv_heads, head_dim]
-  const float* v_cache = nullptr;  // same layout
-  float* out = nullptr;            // [n_tokens, n_heads, head_dim]
+  const void* k_cache = nullptr;   // [num_blocks, block_size, n_kv_heads, head_dim]
+  const void* v_cache = nullptr;   // same layout
+  void* out = nullptr;             // [n_tokens, n_heads, head_dim]
   const int32_t* cu_seqlens_q = nullptr;  // [n_seqs + 1]
   const int32_t* seq_lens_k = nullptr;    // [n_seqs]
   const int32_t* block_tables = nullptr;  // [n_seqs, block_table_stride]
@@ -30,6 +31,7 @@ struct AttentionParams {
   int64_t num_blocks = 0;  // bounds check for block ids
   float scale = 1.0f;      // usually 1 / sqrt(head_dim)
   bool causal = true;
+  DType dtype = DType::kF32;  // of q, the cache and out (the CPU: F32 only)
 };
 
 // Checks shapes, ids and lengths; shared by every backend's launcher.

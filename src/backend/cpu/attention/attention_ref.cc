@@ -12,11 +12,11 @@ namespace {
 
 // K or V row of key j of sequence s.
 template <typename T>
-inline const float* KvRow(const AttentionParams& p, const float* cache, int64_t s, int64_t j,
+inline const float* KvRow(const AttentionParams& p, const void* cache, int64_t s, int64_t j,
                           int64_t kv_head) {
   int64_t block = p.block_tables[s * p.block_table_stride + j / p.block_size];
   int64_t slot = block * p.block_size + j % p.block_size;
-  return cache + (slot * p.n_kv_heads + kv_head) * p.head_dim;
+  return static_cast<const float*>(cache) + (slot * p.n_kv_heads + kv_head) * p.head_dim;
 }
 
 // One (query token, head) pair; Acc is double (reference) or float (CPU backend).
@@ -28,7 +28,7 @@ void AttendOne(const AttentionParams& p, int64_t s, int64_t t, int64_t h, std::v
   const int64_t n_keys = p.causal ? p.seq_lens_k[s] - q_len + i + 1 : p.seq_lens_k[s];
   const int64_t kv_head = h / (p.n_heads / p.n_kv_heads);
   const int64_t qs = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
-  const float* q = p.q + t * qs + h * p.head_dim;
+  const float* q = static_cast<const float*>(p.q) + t * qs + h * p.head_dim;
   scores.resize(std::max<int64_t>(n_keys, 1));
   Acc max_score = -INFINITY;
   for (int64_t j = 0; j < n_keys; ++j) {
@@ -48,7 +48,7 @@ void AttendOne(const AttentionParams& p, int64_t s, int64_t t, int64_t h, std::v
     const float* v = KvRow<Acc>(p, p.v_cache, s, j, kv_head);
     for (int64_t d = 0; d < p.head_dim; ++d) acc[d] += scores[j] * v[d];
   }
-  float* o = p.out + (t * p.n_heads + h) * p.head_dim;
+  float* o = static_cast<float*>(p.out) + (t * p.n_heads + h) * p.head_dim;
   for (int64_t d = 0; d < p.head_dim; ++d) {
     o[d] = n_keys > 0 ? static_cast<float>(acc[d] / sum) : 0.0f;
   }
@@ -103,12 +103,14 @@ Status ValidateAttention(const AttentionParams& p) {
 
 Status attention_ref(const AttentionParams& p) {
   RETURN_IF_ERROR(ValidateAttention(p));
+  if (p.dtype != DType::kF32) return UnsupportedDType("attention", p.dtype);
   AttendRange<double>(p, 0, int64_t{p.cu_seqlens_q[p.n_seqs]} * p.n_heads);
   return Status::Ok();
 }
 
 Status attention_cpu(const AttentionParams& p) {
   RETURN_IF_ERROR(ValidateAttention(p));
+  if (p.dtype != DType::kF32) return UnsupportedDType("attention", p.dtype);
   ThreadPool::Global().ParallelFor(int64_t{p.cu_seqlens_q[p.n_seqs]} * p.n_heads,
                                    [&](int64_t b, int64_t e) { AttendRange<float>(p, b, e); });
   return Status::Ok();

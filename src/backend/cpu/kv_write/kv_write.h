@@ -4,13 +4,14 @@
 
 #include <cstdint>
 
+#include "base/dtype.h"
 #include "base/status.h"
 
 namespace forge {
 
 struct KvWriteParams {
-  const float* k = nullptr;            // [n_tokens, n_kv_heads, head_dim], row stride k_stride
-  const float* v = nullptr;            // [n_tokens, n_kv_heads, head_dim], row stride v_stride
+  const void* k = nullptr;             // [n_tokens, n_kv_heads, head_dim], row stride k_stride
+  const void* v = nullptr;             // [n_tokens, n_kv_heads, head_dim], row stride v_stride
   int64_t k_stride = 0;                // 0: n_kv_heads * head_dim
   int64_t v_stride = 0;
   const int32_t* slot_mapping = nullptr;  // [n_tokens]
@@ -18,8 +19,9 @@ struct KvWriteParams {
   int64_t n_kv_heads = 0;
   int64_t head_dim = 0;
   int64_t num_slots = 0;               // num_blocks * block_size (bounds check)
-  float* k_cache = nullptr;            // [num_blocks, block_size, n_kv_heads, head_dim]
-  float* v_cache = nullptr;
+  void* k_cache = nullptr;             // [num_blocks, block_size, n_kv_heads, head_dim]
+  void* v_cache = nullptr;
+  DType dtype = DType::kF32;           // of k, v and the cache (the CPU: F32 only)
 };
 
 Status kv_write_ref(const KvWriteParams& p);

@@ -7,6 +7,11 @@
 namespace forge {
 
 Status kv_write_ref(const KvWriteParams& p) {
+  if (p.dtype != DType::kF32) return UnsupportedDType("kv_write", p.dtype);
+  const float* k = static_cast<const float*>(p.k);
+  const float* v = static_cast<const float*>(p.v);
+  float* k_cache = static_cast<float*>(p.k_cache);
+  float* v_cache = static_cast<float*>(p.v_cache);
   const int64_t row = p.n_kv_heads * p.head_dim;
   const int64_t ks = p.k_stride ? p.k_stride : row;
   const int64_t vs = p.v_stride ? p.v_stride : row;
@@ -17,8 +22,8 @@ Status kv_write_ref(const KvWriteParams& p) {
       return OutOfRangeError("kv_write: slot " + std::to_string(slot) + " >= " +
                              std::to_string(p.num_slots));
     }
-    std::memcpy(p.k_cache + slot * row, p.k + t * ks, row * sizeof(float));
-    std::memcpy(p.v_cache + slot * row, p.v + t * vs, row * sizeof(float));
+    std::memcpy(k_cache + slot * row, k + t * ks, row * sizeof(float));
+    std::memcpy(v_cache + slot * row, v + t * vs, row * sizeof(float));
   }
   return Status::Ok();
 }

@@ -5,19 +5,22 @@
 
 #include <cstdint>
 
+#include "base/dtype.h"
 #include "base/status.h"
 #include "quant/weight_view.h"
 
 namespace forge {
 
 struct MatmulParams {
-  const float* x = nullptr;     // [m, w.cols], row stride x_stride
+  const void* x = nullptr;      // [m, w.cols], row stride x_stride, x_type
   int64_t x_stride = 0;         // 0: w.cols
   WeightView w;                 // [n = w.rows, k = w.cols]
   const float* bias = nullptr;  // [n] or null
-  float* out = nullptr;         // [m, n], row stride out_stride
+  void* out = nullptr;          // [m, n], row stride out_stride, out_type
   int64_t out_stride = 0;       // 0: w.rows
   int64_t m = 0;
+  DType x_type = DType::kF32;   // the CPU backend supports F32 only; a GPU: F32, or the
+  DType out_type = DType::kF32; // weight's own half type for x and that type or F32 for out
 };
 
 // Reference: double accumulation over dequantized rows.

@@ -96,6 +96,10 @@ Status matmul_cpu(const MatmulParams& p) {
     return InvalidArgumentError("matmul: k=" + std::to_string(k) + " is not a multiple of " +
                                 std::string(TypeName(p.w.type)) + "'s block");
   }
+  if (p.x_type != DType::kF32) return UnsupportedDType("matmul", p.x_type);
+  if (p.out_type != DType::kF32) return UnsupportedDType("matmul", p.out_type);
+  const float* x = static_cast<const float*>(p.x);
+  float* out = static_cast<float*>(p.out);
   const bool direct = p.w.type == GgmlType::kF32;
   // Few activation rows: Q8_0 weights are dequantized in registers (bit-identical, see above).
   static const bool avx2 = dot == DotAvx2 && __builtin_cpu_supports("f16c");
@@ -107,7 +111,7 @@ Status matmul_cpu(const MatmulParams& p) {
       if (fused_q8) {
         const float b = p.bias ? p.bias[j] : 0.0f;
         for (int64_t i = 0; i < p.m; ++i) {
-          p.out[i * os + j] = DotQ8_0Avx2(p.x + i * xs, p.w.row(j), k) + b;
+          out[i * os + j] = DotQ8_0Avx2(x + i * xs, p.w.row(j), k) + b;
         }
         continue;
       }
@@ -119,7 +123,7 @@ Status matmul_cpu(const MatmulParams& p) {
         w = row.data();
       }
       const float b = p.bias ? p.bias[j] : 0.0f;
-      for (int64_t i = 0; i < p.m; ++i) p.out[i * os + j] = dot(p.x + i * xs, w, k) + b;
+      for (int64_t i = 0; i < p.m; ++i) out[i * os + j] = dot(x + i * xs, w, k) + b;
     }
   }, 8);
   return Status::Ok();

@@ -4,17 +4,20 @@
 
 #include <cstdint>
 
+#include "base/dtype.h"
 #include "base/status.h"
 
 namespace forge {
 
 struct RmsNormParams {
-  const float* x = nullptr;       // [n_rows, dim]
+  const void* x = nullptr;        // [n_rows, dim], x_type
   const float* weight = nullptr;  // [dim]
-  float* out = nullptr;           // [n_rows, dim]
+  void* out = nullptr;            // [n_rows, dim], out_type
   int64_t n_rows = 0;
   int64_t dim = 0;
   float eps = 1e-5f;
+  DType x_type = DType::kF32;     // the CPU backend supports F32 only
+  DType out_type = DType::kF32;
 };
 
 // Reference: sum of squares in double.

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "base/dtype.h"
 #include "base/status.h"
 
 namespace forge {
@@ -13,7 +14,7 @@ namespace forge {
 enum class RopeStyle { kAdjacent, kNeox };
 
 struct RopeParams {
-  float* x = nullptr;                 // [n_tokens, n_heads, head_dim], row stride token_stride
+  void* x = nullptr;                  // [n_tokens, n_heads, head_dim], row stride token_stride
   const int32_t* positions = nullptr; // [n_tokens]
   int64_t n_tokens = 0;
   int64_t n_heads = 0;
@@ -24,6 +25,7 @@ struct RopeParams {
   float freq_scale = 1.0f;            // linear scaling: 1 / factor
   const float* freq_factors = nullptr;  // [rope_dims / 2] or null (Llama 3.1 rope_freqs)
   RopeStyle style = RopeStyle::kAdjacent;
+  DType dtype = DType::kF32;          // of x (the CPU: F32 only)
 };
 
 // Angles and their sines and cosines in double.

@@ -12,6 +12,7 @@ Status rope_ref(const RopeParams& p) {
     return InvalidArgumentError("rope: rope_dims=" + std::to_string(p.rope_dims) +
                                 " must be even and <= head_dim=" + std::to_string(p.head_dim));
   }
+  if (p.dtype != DType::kF32) return UnsupportedDType("rope", p.dtype);
   const int64_t half = p.rope_dims / 2;
   const int64_t stride = p.token_stride ? p.token_stride : p.n_heads * p.head_dim;
   std::vector<double> inv_freq(half);
@@ -27,7 +28,7 @@ Status rope_ref(const RopeParams& p) {
       sn[i] = static_cast<float>(std::sin(a));
     }
     for (int64_t h = 0; h < p.n_heads; ++h) {
-      float* x = p.x + t * stride + h * p.head_dim;
+      float* x = static_cast<float*>(p.x) + t * stride + h * p.head_dim;
       for (int64_t i = 0; i < half; ++i) {
         int64_t a = p.style == RopeStyle::kAdjacent ? 2 * i : i;
         int64_t b = p.style == RopeStyle::kAdjacent ? 2 * i + 1 : i + half;

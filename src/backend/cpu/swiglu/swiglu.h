@@ -3,18 +3,20 @@
 
 #include <cstdint>
 
+#include "base/dtype.h"
 #include "base/status.h"
 
 namespace forge {
 
 struct SwigluParams {
-  const float* gate = nullptr;  // [n_tokens, dim], row stride gate_stride
-  const float* up = nullptr;    // [n_tokens, dim], row stride up_stride
-  float* out = nullptr;         // [n_tokens, dim], contiguous
+  const void* gate = nullptr;   // [n_tokens, dim], row stride gate_stride
+  const void* up = nullptr;     // [n_tokens, dim], row stride up_stride
+  void* out = nullptr;          // [n_tokens, dim], contiguous
   int64_t n_tokens = 0;
   int64_t dim = 0;
   int64_t gate_stride = 0;  // 0: dim
   int64_t up_stride = 0;    // 0: dim
+  DType dtype = DType::kF32;  // of gate, up and out (the CPU: F32 only)
 };
 
 Status swiglu_ref(const SwigluParams& p);

@@ -16,12 +16,12 @@ __global__ void add_kernel(const float* a, const float* b,
 
 }  // namespace
 
-Status add_cuda(const AddParams& p) {
+Status add_cuda(const AddParams& p, cudaStream_t stream) {
   if (p.n < 0) return InvalidArgumentError("add_cuda: n = " + std::to_string(p.n));
   if (p.n == 0) return Status::Ok();
   int threads = 256;
   int64_t blocks = std::min<int64_t>((p.n + threads - 1) / threads, 65536);
-  add_kernel<<<static_cast<unsigned>(blocks), threads>>>(p.a, p.b, p.out, p.n);
+  add_kernel<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(p.a, p.b, p.out, p.n);
   CUDA_RETURN_IF_LAUNCH_ERROR("add_kernel");
   return Status::Ok();
 }

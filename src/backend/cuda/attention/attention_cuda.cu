@@ -1,17 +1,19 @@
 // attention_cuda: the generic paged attention kernel for any head dim up to 256 (DESIGN.md's
 // named generic dispatch entry): one warp per (query token, head), keys walked in order with an
 // online softmax; each lane holds head_dim / 32 elements. Correct for every shape, not fast; the
-// tiled prefill and split-KV decode kernels replace it where they apply.
+// tiled prefill and split-KV decode kernels replace it where they apply. Q, K, V and the output
+// may be F32, F16 or BF16; scores and sums are F32.
 #include <cfloat>
 
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/ops_cuda.h"
 
 namespace forge::cuda {
 namespace {
 
-template <int kPerLane>
+template <typename T, int kPerLane>
 __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, int64_t pairs) {
   const int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
@@ -28,12 +30,14 @@ __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, in
   const int64_t i = t - p.cu_seqlens_q[s];
   const int64_t n_keys = p.causal ? p.seq_lens_k[s] - q_len + i + 1 : p.seq_lens_k[s];
   const int64_t kv_head = h / (p.n_heads / p.n_kv_heads);
-  const float* q = p.q + t * q_stride + h * p.head_dim;
+  const T* q = static_cast<const T*>(p.q) + t * q_stride + h * p.head_dim;
+  const T* k_cache = static_cast<const T*>(p.k_cache);
+  const T* v_cache = static_cast<const T*>(p.v_cache);
   float qv[kPerLane], acc[kPerLane];
 #pragma unroll
   for (int e = 0; e < kPerLane; ++e) {
     const int64_t d = lane + 32 * e;
-    qv[e] = d < p.head_dim ? q[d] : 0.0f;
+    qv[e] = d < p.head_dim ? ToF32(q[d]) : 0.0f;
     acc[e] = 0.0f;
   }
   float m = -FLT_MAX, l = 0.0f;
@@ -41,13 +45,13 @@ __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, in
   for (int64_t j = 0; j < n_keys; ++j) {
     const int64_t slot = static_cast<int64_t>(table[j / p.block_size]) * p.block_size +
                          j % p.block_size;
-    const float* k = p.k_cache + (slot * p.n_kv_heads + kv_head) * p.head_dim;
-    const float* v = p.v_cache + (slot * p.n_kv_heads + kv_head) * p.head_dim;
+    const T* k = k_cache + (slot * p.n_kv_heads + kv_head) * p.head_dim;
+    const T* v = v_cache + (slot * p.n_kv_heads + kv_head) * p.head_dim;
     float dot = 0.0f;
 #pragma unroll
     for (int e = 0; e < kPerLane; ++e) {
       const int64_t d = lane + 32 * e;
-      if (d < p.head_dim) dot += qv[e] * k[d];
+      if (d < p.head_dim) dot += qv[e] * ToF32(k[d]);
     }
     dot = WarpSum(dot) * p.scale;
     const float m_new = fmaxf(m, dot);
@@ -56,21 +60,21 @@ __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, in
 #pragma unroll
     for (int e = 0; e < kPerLane; ++e) {
       const int64_t d = lane + 32 * e;
-      acc[e] = acc[e] * corr + (d < p.head_dim ? w * v[d] : 0.0f);
+      acc[e] = acc[e] * corr + (d < p.head_dim ? w * ToF32(v[d]) : 0.0f);
     }
     m = m_new;
   }
-  float* o = p.out + (t * p.n_heads + h) * p.head_dim;
+  T* o = static_cast<T*>(p.out) + (t * p.n_heads + h) * p.head_dim;
 #pragma unroll
   for (int e = 0; e < kPerLane; ++e) {
     const int64_t d = lane + 32 * e;
-    if (d < p.head_dim) o[d] = n_keys > 0 ? acc[e] / l : 0.0f;
+    if (d < p.head_dim) o[d] = FromF32<T>(n_keys > 0 ? acc[e] / l : 0.0f);
   }
 }
 
 }  // namespace
 
-Status attention_cuda(const AttentionParams& p) {
+Status attention_cuda(const AttentionParams& p, cudaStream_t stream) {
   if (p.head_dim <= 0 || p.head_dim > 256) {
     return UnimplementedError("attention_cuda: unsupported head_dim=" + std::to_string(p.head_dim));
   }
@@ -83,15 +87,18 @@ Status attention_cuda(const AttentionParams& p) {
   const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
   const int threads = 128;
   const unsigned blocks = static_cast<unsigned>((pairs * 32 + threads - 1) / threads);
-  if (p.head_dim <= 64) {
-    attention_generic_kernel<2><<<blocks, threads>>>(p, q_stride, pairs);
-  } else if (p.head_dim <= 128) {
-    attention_generic_kernel<4><<<blocks, threads>>>(p, q_stride, pairs);
-  } else {
-    attention_generic_kernel<8><<<blocks, threads>>>(p, q_stride, pairs);
-  }
-  CUDA_RETURN_IF_LAUNCH_ERROR("attention_generic_kernel");
-  return Status::Ok();
+  return DispatchDType(p.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if (p.head_dim <= 64) {
+      attention_generic_kernel<T, 2><<<blocks, threads, 0, stream>>>(p, q_stride, pairs);
+    } else if (p.head_dim <= 128) {
+      attention_generic_kernel<T, 4><<<blocks, threads, 0, stream>>>(p, q_stride, pairs);
+    } else {
+      attention_generic_kernel<T, 8><<<blocks, threads, 0, stream>>>(p, q_stride, pairs);
+    }
+    CUDA_RETURN_IF_LAUNCH_ERROR("attention_generic_kernel");
+    return Status::Ok();
+  });
 }
 
 }  // namespace forge::cuda

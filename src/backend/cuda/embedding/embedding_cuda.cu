@@ -1,29 +1,40 @@
-// embedding_cuda: gathers F32 rows of the (prepared, F32) table; one block per token.
+// embedding_cuda: gathers rows of the prepared table (F32, F16 or BF16) into the F32 residual
+// stream; one block per token.
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/dtype.cuh"
 #include "backend/cuda/ops_cuda.h"
 
 namespace forge::cuda {
 namespace {
 
-__global__ void embedding_kernel(const float* table, const int32_t* ids, int64_t dim,
-                                 int64_t row_floats, float* out) {
+template <typename T>
+__global__ void embedding_kernel(const T* table, const int32_t* ids, int64_t dim,
+                                 int64_t row_elems, float* out) {
   const int64_t t = blockIdx.x;
-  const float* src = table + static_cast<int64_t>(ids[t]) * row_floats;
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) out[t * dim + i] = src[i];
+  const T* src = table + static_cast<int64_t>(ids[t]) * row_elems;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) out[t * dim + i] = ToF32(src[i]);
 }
 
 }  // namespace
 
-Status embedding_cuda(const EmbeddingParams& p) {
-  if (p.table.type != GgmlType::kF32) {
-    return UnimplementedError("embedding_cuda: table type " + std::string(TypeName(p.table.type)));
+Status embedding_cuda(const EmbeddingParams& p, cudaStream_t stream) {
+  DType t;
+  switch (p.table.type) {
+    case GgmlType::kF32: t = DType::kF32; break;
+    case GgmlType::kF16: t = DType::kF16; break;
+    case GgmlType::kBF16: t = DType::kBF16; break;
+    default:
+      return UnimplementedError("embedding_cuda: table type " + std::string(TypeName(p.table.type)));
   }
   if (p.n_tokens == 0) return Status::Ok();
-  embedding_kernel<<<static_cast<unsigned>(p.n_tokens), 256>>>(
-      reinterpret_cast<const float*>(p.table.data), p.ids, p.table.cols, p.table.row_bytes / 4,
-      p.out);
-  CUDA_RETURN_IF_LAUNCH_ERROR("embedding_kernel");
-  return Status::Ok();
+  return DispatchDType(t, [&](auto zero) {
+    using T = decltype(zero);
+    embedding_kernel<T><<<static_cast<unsigned>(p.n_tokens), 256, 0, stream>>>(
+        reinterpret_cast<const T*>(p.table.data), p.ids, p.table.cols,
+        p.table.row_bytes / static_cast<int64_t>(sizeof(T)), p.out);
+    CUDA_RETURN_IF_LAUNCH_ERROR("embedding_kernel");
+    return Status::Ok();
+  });
 }
 
 }  // namespace forge::cuda

@@ -1,23 +1,29 @@
-// gather_rows_cuda: one block per output row.
+// gather_rows_cuda: one block per output row, any element type (copied as is).
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/dtype.cuh"
 #include "backend/cuda/ops_cuda.h"
 
 namespace forge::cuda {
 namespace {
 
-__global__ void gather_rows_kernel(GatherRowsParams p) {
+template <typename T>
+__global__ void gather_rows_kernel(const T* src, const int32_t* indices, int64_t row_len, T* dst) {
   const int64_t i = blockIdx.x;
-  const float* src = p.src + static_cast<int64_t>(p.indices[i]) * p.row_len;
-  for (int64_t j = threadIdx.x; j < p.row_len; j += blockDim.x) p.dst[i * p.row_len + j] = src[j];
+  const T* s = src + static_cast<int64_t>(indices[i]) * row_len;
+  for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) dst[i * row_len + j] = s[j];
 }
 
 }  // namespace
 
-Status gather_rows_cuda(const GatherRowsParams& p) {
+Status gather_rows_cuda(const GatherRowsParams& p, cudaStream_t stream) {
   if (p.n == 0) return Status::Ok();
-  gather_rows_kernel<<<static_cast<unsigned>(p.n), 256>>>(p);
-  CUDA_RETURN_IF_LAUNCH_ERROR("gather_rows_kernel");
-  return Status::Ok();
+  return DispatchDType(p.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    gather_rows_kernel<T><<<static_cast<unsigned>(p.n), 256, 0, stream>>>(
+        static_cast<const T*>(p.src), p.indices, p.row_len, static_cast<T*>(p.dst));
+    CUDA_RETURN_IF_LAUNCH_ERROR("gather_rows_kernel");
+    return Status::Ok();
+  });
 }
 
 }  // namespace forge::cuda

@@ -1,44 +1,76 @@
-// swiglu_cuda and add_bias_cuda: elementwise, grid-stride.
+// swiglu_cuda, add_bias_cuda and convert_f32_cuda: elementwise, grid-stride, F32 arithmetic.
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/ops_cuda.h"
 
 namespace forge::cuda {
 namespace {
 
-__global__ void swiglu_kernel(SwigluParams p, int64_t gs, int64_t us, int64_t total) {
+template <typename T>
+__global__ void swiglu_kernel(const T* gate, const T* up, T* out, int64_t dim, int64_t gs,
+                              int64_t us, int64_t total) {
   for (int64_t w = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; w < total;
        w += int64_t{gridDim.x} * blockDim.x) {
-    const int64_t t = w / p.dim, i = w % p.dim;
-    const float g = p.gate[t * gs + i];
-    p.out[w] = g / (1.0f + expf(-g)) * p.up[t * us + i];
+    const int64_t t = w / dim, i = w % dim;
+    const float g = ToF32(gate[t * gs + i]);
+    out[w] = FromF32<T>(g / (1.0f + expf(-g)) * ToF32(up[t * us + i]));
   }
 }
 
-__global__ void add_bias_kernel(float* out, const float* bias, int64_t n, int64_t stride,
+template <typename T>
+__global__ void add_bias_kernel(T* out, const float* bias, int64_t n, int64_t stride,
                                 int64_t total) {
   for (int64_t w = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; w < total;
        w += int64_t{gridDim.x} * blockDim.x) {
-    out[(w / n) * stride + w % n] += bias[w % n];
+    T& o = out[(w / n) * stride + w % n];
+    o = FromF32<T>(ToF32(o) + bias[w % n]);
+  }
+}
+
+template <typename T>
+__global__ void convert_kernel(const float* in, T* out, int64_t n) {
+  for (int64_t w = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; w < n;
+       w += int64_t{gridDim.x} * blockDim.x) {
+    out[w] = FromF32<T>(in[w]);
   }
 }
 
 }  // namespace
 
-Status swiglu_cuda(const SwigluParams& p) {
+Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream) {
   const int64_t total = p.n_tokens * p.dim;
   if (total == 0) return Status::Ok();
-  swiglu_kernel<<<GridFor(total, 256), 256>>>(p, p.gate_stride ? p.gate_stride : p.dim,
-                                              p.up_stride ? p.up_stride : p.dim, total);
-  CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_kernel");
-  return Status::Ok();
+  return DispatchDType(p.dtype, [&](auto zero) {
+    using T = decltype(zero);
+    swiglu_kernel<T><<<GridFor(total, 256), 256, 0, stream>>>(
+        static_cast<const T*>(p.gate), static_cast<const T*>(p.up), static_cast<T*>(p.out), p.dim,
+        p.gate_stride ? p.gate_stride : p.dim, p.up_stride ? p.up_stride : p.dim, total);
+    CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_kernel");
+    return Status::Ok();
+  });
 }
 
-Status add_bias_cuda(float* out, const float* bias, int64_t m, int64_t n, int64_t stride) {
+Status add_bias_cuda(void* out, DType out_type, const float* bias, int64_t m, int64_t n,
+                     int64_t stride, cudaStream_t stream) {
   if (m * n == 0) return Status::Ok();
-  add_bias_kernel<<<GridFor(m * n, 256), 256>>>(out, bias, n, stride, m * n);
-  CUDA_RETURN_IF_LAUNCH_ERROR("add_bias_kernel");
-  return Status::Ok();
+  return DispatchDType(out_type, [&](auto zero) {
+    using T = decltype(zero);
+    add_bias_kernel<T><<<GridFor(m * n, 256), 256, 0, stream>>>(static_cast<T*>(out), bias, n,
+                                                                stride, m * n);
+    CUDA_RETURN_IF_LAUNCH_ERROR("add_bias_kernel");
+    return Status::Ok();
+  });
+}
+
+Status convert_f32_cuda(const float* in, void* out, DType to, int64_t n, cudaStream_t stream) {
+  if (n == 0) return Status::Ok();
+  return DispatchDType(to, [&](auto zero) {
+    using T = decltype(zero);
+    convert_kernel<T><<<GridFor(n, 256), 256, 0, stream>>>(in, static_cast<T*>(out), n);
+    CUDA_RETURN_IF_LAUNCH_ERROR("convert_kernel");
+    return Status::Ok();
+  });
 }
 
 }  // namespace forge::cuda

@@ -1,0 +1,245 @@
+// The llama-family forward pass, written once over Backend ops, run op by op (eager) or, for
+// decode steps on a backend with graphs, recorded once per (batch bucket, table width) and
+// replayed with the step's metadata uploaded into the graph's own buffer.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "model/model.h"
+
+namespace forge {
+namespace {
+
+// Decode batch sizes a graph is recorded for; a step runs in the smallest bucket that holds it.
+constexpr int64_t kGraphBuckets[] = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256};
+
+int64_t GraphBucket(int64_t n) {
+  for (int64_t b : kGraphBuckets) {
+    if (b >= n) return b;
+  }
+  return 0;
+}
+
+int64_t PowerOfTwoAtLeast(int64_t n) {
+  int64_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// Layout of one step's metadata in an int32 buffer: ids, pos, slots [T]; cu [S + 1]; lens [S];
+// tables [S, W]; out_idx [n_out].
+int64_t MetaInts(int64_t T, int64_t S, int64_t W, int64_t n_out) {
+  return 3 * T + (S + 1) + S + S * W + n_out;
+}
+
+}  // namespace
+
+Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
+  const ModelConfig& c = config_;
+  Backend& be = *backend_;
+  const DType a = dtype_;
+  const size_t as = DTypeSize(a);
+  const int64_t T = s.n_tokens;
+  auto at = [as](void* base, int64_t elems) { return static_cast<char*>(base) + elems * as; };
+  float* x = x_->f32();
+  void* xn = xn_->data();
+  void* q = qkv_->data();
+  void* k = at(q, T * c.q_dim());
+  void* v = at(k, T * c.kv_dim());
+  void* attn = attn_->data();
+  void* gate = ff_->data();
+  void* up = at(gate, T * c.n_ff);
+  void* delta = delta_->data();
+  auto matmul = [&](const void* in, const WeightView& w, const float* bias, void* out) {
+    MatmulParams p{in, 0, w, bias, out, 0, T};
+    p.x_type = p.out_type = a;
+    return be.Matmul(p);
+  };
+
+  RETURN_IF_ERROR(be.Embedding({weights_.token_embd, s.ids, T, x}));
+  const float* freq_factors = weights_.rope_freqs.data;
+  const int64_t num_slots = cache.shape().num_blocks * cache.shape().block_size;
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const LayerWeights& w = weights_.layers[l];
+    if (l == 0) {
+      RETURN_IF_ERROR(be.RmsNorm({x, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
+    } else {  // the previous layer's FFN output joins the residual here
+      RETURN_IF_ERROR(
+          be.AddRmsNorm({x, delta, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, a, a}));
+    }
+    RETURN_IF_ERROR(matmul(xn, w.wq, w.bq.data, q));
+    RETURN_IF_ERROR(matmul(xn, w.wk, w.bk.data, k));
+    RETURN_IF_ERROR(matmul(xn, w.wv, w.bv.data, v));
+    if (c.qk_norm) {
+      RETURN_IF_ERROR(
+          be.RmsNorm({q, w.q_norm.data, q, T * c.n_head, c.head_dim, c.rms_eps, a, a}));
+      RETURN_IF_ERROR(
+          be.RmsNorm({k, w.k_norm.data, k, T * c.n_head_kv, c.head_dim, c.rms_eps, a, a}));
+    }
+    RopeParams rope{q, s.pos, T, c.n_head, c.head_dim, 0, c.rope_dims,
+                    c.rope_theta, c.rope_freq_scale, freq_factors, c.rope_style, a};
+    RETURN_IF_ERROR(be.Rope(rope));
+    rope.x = k;
+    rope.n_heads = c.n_head_kv;
+    RETURN_IF_ERROR(be.Rope(rope));
+    RETURN_IF_ERROR(be.KvWrite({k, v, 0, 0, s.slots, T, c.n_head_kv, c.head_dim, num_slots,
+                                cache.k(l), cache.v(l), a}));
+    AttentionParams ap;
+    ap.q = q;
+    ap.k_cache = cache.k(l);
+    ap.v_cache = cache.v(l);
+    ap.out = attn;
+    ap.cu_seqlens_q = s.cu;
+    ap.seq_lens_k = s.lens;
+    ap.block_tables = s.tables;
+    ap.block_table_stride = s.table_stride;
+    ap.n_seqs = s.n_seqs;
+    ap.n_tokens = T;
+    ap.n_heads = c.n_head;
+    ap.n_kv_heads = c.n_head_kv;
+    ap.head_dim = c.head_dim;
+    ap.block_size = cache.shape().block_size;
+    ap.num_blocks = cache.shape().num_blocks;
+    ap.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    ap.dtype = a;
+    RETURN_IF_ERROR(be.Attention(ap));
+    RETURN_IF_ERROR(matmul(attn, w.wo, nullptr, delta));
+    RETURN_IF_ERROR(be.AddRmsNorm({x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, a, a}));
+    RETURN_IF_ERROR(matmul(xn, w.w_gate, nullptr, gate));
+    RETURN_IF_ERROR(matmul(xn, w.w_up, nullptr, up));
+    RETURN_IF_ERROR(be.Swiglu({gate, up, gate, T, c.n_ff, 0, 0, a}));
+    RETURN_IF_ERROR(matmul(gate, w.w_down, nullptr, delta));
+  }
+  if (s.n_out == 0) return Status::Ok();
+  RETURN_IF_ERROR(be.AddRmsNorm(
+      {x, delta, weights_.output_norm.data, xn, T, c.n_embd, c.rms_eps, a, a}));
+  void* rows = out_rows_->data();
+  RETURN_IF_ERROR(be.GatherRows({xn, s.out_idx, s.n_out, c.n_embd, rows, a}));
+  MatmulParams head{rows, 0, weights_.output, nullptr, logits_->f32(), 0, s.n_out};
+  head.x_type = a;
+  head.out_type = DType::kF32;
+  return be.Matmul(head);
+}
+
+Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>* logits) {
+  const int64_t n_out = static_cast<int64_t>(b.logits_indices.size());
+  if (b.n_tokens() == 0) {
+    logits->clear();
+    return Status::Ok();
+  }
+  if (cache.shape().block_size != b.block_size) {
+    return InvalidArgumentError("batch block size " + std::to_string(b.block_size) +
+                                " differs from the cache's " +
+                                std::to_string(cache.shape().block_size));
+  }
+  if (cache.shape().dtype != dtype_) {
+    return InvalidArgumentError(std::string("KV cache dtype ") + DTypeName(cache.shape().dtype) +
+                                " differs from the model's " + DTypeName(dtype_));
+  }
+  RETURN_IF_ERROR(b.Validate(cache.shape().num_blocks, config_.n_vocab));
+  if (GraphEligible(b)) {
+    RETURN_IF_ERROR(ForwardGraph(b, cache));
+  } else {
+    RETURN_IF_ERROR(ForwardEager(b, cache));
+  }
+  logits->resize(n_out * config_.n_vocab);
+  if (n_out > 0) {
+    RETURN_IF_ERROR(backend_->Download(logits->data(), logits_->f32(),
+                                       n_out * config_.n_vocab * sizeof(float)));
+  }
+  return backend_->Synchronize();
+}
+
+Status Model::ForwardEager(const ForwardBatch& b, KvCache& cache) {
+  const int64_t T = b.n_tokens(), S = b.n_seqs(), W = b.max_blocks;
+  const int64_t n_out = static_cast<int64_t>(b.logits_indices.size());
+  RETURN_IF_ERROR(EnsureWorkspace(T, n_out));
+  const int64_t meta_ints = MetaInts(T, S, W, n_out);
+  if (meta_ints > ws_meta_) {
+    ws_meta_ = std::max(meta_ints, 2 * ws_meta_);
+    meta_.reset();
+    ASSIGN_OR_RETURN(meta_, backend_->Alloc(ws_meta_ * 4));
+  }
+  Backend& be = *backend_;
+  int32_t* m = meta_->i32();
+  StepMeta s{m, m + T, m + 2 * T, m + 3 * T, m + 3 * T + S + 1, m + 3 * T + 2 * S + 1,
+             m + 3 * T + 2 * S + 1 + S * W, T, S, n_out, W};
+  RETURN_IF_ERROR(be.Upload(m, b.token_ids.data(), T * 4));
+  RETURN_IF_ERROR(be.Upload(m + T, b.positions.data(), T * 4));
+  RETURN_IF_ERROR(be.Upload(m + 2 * T, b.slot_mapping.data(), T * 4));
+  RETURN_IF_ERROR(be.Upload(m + 3 * T, b.cu_seqlens_q.data(), (S + 1) * 4));
+  RETURN_IF_ERROR(be.Upload(const_cast<int32_t*>(s.lens), b.seq_lens_k.data(), S * 4));
+  RETURN_IF_ERROR(be.Upload(const_cast<int32_t*>(s.tables), b.block_tables.data(), S * W * 4));
+  if (n_out > 0) {
+    RETURN_IF_ERROR(be.Upload(const_cast<int32_t*>(s.out_idx), b.logits_indices.data(), n_out * 4));
+  }
+  ++stats_.eager_forwards;
+  return RunLayers(s, cache);
+}
+
+bool Model::GraphEligible(const ForwardBatch& b) const {
+  if (!graphs_enabled_ || !backend_->SupportsGraphs()) return false;
+  const int64_t n = b.n_seqs();
+  if (n == 0 || b.n_tokens() != n || GraphBucket(n) == 0) return false;
+  if (static_cast<int64_t>(b.logits_indices.size()) != n) return false;
+  for (int64_t i = 0; i < n; ++i) {
+    if (b.logits_indices[i] != i) return false;  // one token per sequence, logits in order
+  }
+  return true;
+}
+
+Status Model::ForwardGraph(const ForwardBatch& b, KvCache& cache) {
+  const int64_t n = b.n_seqs(), B = GraphBucket(n);
+  const int64_t W = PowerOfTwoAtLeast(std::max<int32_t>(b.max_blocks, 1));
+  RETURN_IF_ERROR(EnsureWorkspace(B, B));
+  std::vector<void*> pools;
+  for (int64_t l = 0; l < cache.shape().n_layer; ++l) {
+    pools.push_back(cache.k(l));
+    pools.push_back(cache.v(l));
+  }
+  Graph& g = graphs_[{B, W}];
+  if (g.graph && g.cache_pools != pools) g.graph.reset();  // recorded against another cache
+  if (!g.meta) {
+    ASSIGN_OR_RETURN(g.meta, backend_->Alloc(MetaInts(B, B, W, B) * 4));
+  }
+
+  // Padding sequences have no keys (their attention output is zero), write no K/V (slot -1)
+  // and their logits rows are computed but not downloaded.
+  std::vector<int32_t> h(MetaInts(B, B, W, B), 0);
+  int32_t* ids = h.data();
+  int32_t* pos = ids + B;
+  int32_t* slots = pos + B;
+  int32_t* cu = slots + B;
+  int32_t* lens = cu + B + 1;
+  int32_t* tables = lens + B;
+  int32_t* out_idx = tables + B * W;
+  std::fill(slots, slots + B, -1);
+  std::fill(tables, tables + B * W, -1);
+  std::iota(cu, cu + B + 1, 0);
+  std::iota(out_idx, out_idx + B, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    ids[i] = b.token_ids[i];
+    pos[i] = b.positions[i];
+    slots[i] = b.slot_mapping[i];
+    lens[i] = b.seq_lens_k[i];
+    std::copy_n(b.block_tables.begin() + i * b.max_blocks, b.max_blocks, tables + i * W);
+  }
+  RETURN_IF_ERROR(backend_->Upload(g.meta->data(), h.data(), h.size() * 4));
+  if (!g.graph) {
+    int32_t* m = g.meta->i32();
+    StepMeta s{m, m + B, m + 2 * B, m + 3 * B, m + 4 * B + 1, m + 5 * B + 1,
+               m + 5 * B + 1 + B * W, B, B, B, W};
+    RETURN_IF_ERROR(backend_->BeginCapture());
+    Status st = RunLayers(s, cache);
+    auto graph = backend_->EndCapture();
+    RETURN_IF_ERROR(st);
+    if (!graph.ok()) return graph.status();
+    g.graph = std::move(graph).value();
+    g.cache_pools = std::move(pools);
+    ++stats_.graph_captures;
+  }
+  ++stats_.graph_replays;
+  return g.graph->Replay();
+}
+
+}  // namespace forge
