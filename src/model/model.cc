@@ -67,10 +67,12 @@ Status Model::EnsureWorkspace(int64_t n_tokens, int64_t n_out) {
     const int64_t t = ws_tokens_;
     RETURN_IF_ERROR(alloc(x_, t * c.n_embd * 4));  // the residual stream stays F32
     RETURN_IF_ERROR(alloc(xn_, t * c.n_embd * a));
-    RETURN_IF_ERROR(alloc(qkv_, t * (c.q_dim() + 2 * c.kv_dim()) * a));
+    RETURN_IF_ERROR(alloc(qkv_, t * (c.q_dim() + 2 * c.kv_dim()) * 4));
     RETURN_IF_ERROR(alloc(attn_, t * c.q_dim() * a));
-    RETURN_IF_ERROR(alloc(ff_, t * 2 * c.n_ff * a));
-    RETURN_IF_ERROR(alloc(delta_, t * c.n_embd * a));
+    // Products that feed an elementwise op or the residual stay F32 (q/k/v, gate/up, o/down).
+    RETURN_IF_ERROR(alloc(ff_, t * 2 * c.n_ff * 4));
+    RETURN_IF_ERROR(alloc(act_, t * c.n_ff * a));
+    RETURN_IF_ERROR(alloc(delta_, t * c.n_embd * 4));
   }
   if (n_out > ws_out_) {
     ws_out_ = std::max(n_out, 2 * ws_out_);

@@ -92,7 +92,7 @@ class Model {
   ModelStats stats_;
   // Workspace (backend memory), grown on demand; growing drops the recorded graphs.
   int64_t ws_tokens_ = 0, ws_out_ = 0, ws_meta_ = 0;
-  std::unique_ptr<BackendBuffer> x_, xn_, qkv_, attn_, ff_, delta_, out_rows_, logits_, meta_;
+  std::unique_ptr<BackendBuffer> x_, xn_, qkv_, attn_, ff_, act_, delta_, out_rows_, logits_, meta_;
   std::map<std::pair<int64_t, int64_t>, Graph> graphs_;  // (batch bucket, table width)
 };
 

@@ -38,21 +38,24 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
   const ModelConfig& c = config_;
   Backend& be = *backend_;
   const DType a = dtype_;
-  const size_t as = DTypeSize(a);
   const int64_t T = s.n_tokens;
-  auto at = [as](void* base, int64_t elems) { return static_cast<char*>(base) + elems * as; };
   float* x = x_->f32();
   void* xn = xn_->data();
-  void* q = qkv_->data();
-  void* k = at(q, T * c.q_dim());
-  void* v = at(k, T * c.kv_dim());
+  float* q = qkv_->f32();
+  float* k = q + T * c.q_dim();
+  float* v = k + T * c.kv_dim();
   void* attn = attn_->data();
-  void* gate = ff_->data();
-  void* up = at(gate, T * c.n_ff);
-  void* delta = delta_->data();
-  auto matmul = [&](const void* in, const WeightView& w, const float* bias, void* out) {
+  // Products that feed an elementwise op or the residual stay F32: each rounding to a half
+  // type costs accuracy and these buffers are small next to the weights.
+  float* gate = ff_->f32();
+  float* up = gate + T * c.n_ff;
+  void* act = act_->data();
+  float* delta = delta_->f32();
+  auto matmul = [&](const void* in, const WeightView& w, const float* bias, void* out,
+                    DType out_type) {
     MatmulParams p{in, 0, w, bias, out, 0, T};
-    p.x_type = p.out_type = a;
+    p.x_type = a;
+    p.out_type = out_type;
     return be.Matmul(p);
   };
 
@@ -65,25 +68,25 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
       RETURN_IF_ERROR(be.RmsNorm({x, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
     } else {  // the previous layer's FFN output joins the residual here
       RETURN_IF_ERROR(
-          be.AddRmsNorm({x, delta, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, a, a}));
+          be.AddRmsNorm({x, delta, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
     }
-    RETURN_IF_ERROR(matmul(xn, w.wq, w.bq.data, q));
-    RETURN_IF_ERROR(matmul(xn, w.wk, w.bk.data, k));
-    RETURN_IF_ERROR(matmul(xn, w.wv, w.bv.data, v));
+    // q, k and v stay F32 through bias, q/k norm and RoPE: K and V are rounded once, into the
+    // cache, and q not at all.
+    RETURN_IF_ERROR(matmul(xn, w.wq, w.bq.data, q, DType::kF32));
+    RETURN_IF_ERROR(matmul(xn, w.wk, w.bk.data, k, DType::kF32));
+    RETURN_IF_ERROR(matmul(xn, w.wv, w.bv.data, v, DType::kF32));
     if (c.qk_norm) {
-      RETURN_IF_ERROR(
-          be.RmsNorm({q, w.q_norm.data, q, T * c.n_head, c.head_dim, c.rms_eps, a, a}));
-      RETURN_IF_ERROR(
-          be.RmsNorm({k, w.k_norm.data, k, T * c.n_head_kv, c.head_dim, c.rms_eps, a, a}));
+      RETURN_IF_ERROR(be.RmsNorm({q, w.q_norm.data, q, T * c.n_head, c.head_dim, c.rms_eps}));
+      RETURN_IF_ERROR(be.RmsNorm({k, w.k_norm.data, k, T * c.n_head_kv, c.head_dim, c.rms_eps}));
     }
     RopeParams rope{q, s.pos, T, c.n_head, c.head_dim, 0, c.rope_dims,
-                    c.rope_theta, c.rope_freq_scale, freq_factors, c.rope_style, a};
+                    c.rope_theta, c.rope_freq_scale, freq_factors, c.rope_style};
     RETURN_IF_ERROR(be.Rope(rope));
     rope.x = k;
     rope.n_heads = c.n_head_kv;
     RETURN_IF_ERROR(be.Rope(rope));
     RETURN_IF_ERROR(be.KvWrite({k, v, 0, 0, s.slots, T, c.n_head_kv, c.head_dim, num_slots,
-                                cache.k(l), cache.v(l), a}));
+                                cache.k(l), cache.v(l), a, DType::kF32}));
     AttentionParams ap;
     ap.q = q;
     ap.k_cache = cache.k(l);
@@ -102,17 +105,19 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
     ap.num_blocks = cache.shape().num_blocks;
     ap.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
     ap.dtype = a;
+    ap.q_type = DType::kF32;
     RETURN_IF_ERROR(be.Attention(ap));
-    RETURN_IF_ERROR(matmul(attn, w.wo, nullptr, delta));
-    RETURN_IF_ERROR(be.AddRmsNorm({x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, a, a}));
-    RETURN_IF_ERROR(matmul(xn, w.w_gate, nullptr, gate));
-    RETURN_IF_ERROR(matmul(xn, w.w_up, nullptr, up));
-    RETURN_IF_ERROR(be.Swiglu({gate, up, gate, T, c.n_ff, 0, 0, a}));
-    RETURN_IF_ERROR(matmul(gate, w.w_down, nullptr, delta));
+    RETURN_IF_ERROR(matmul(attn, w.wo, nullptr, delta, DType::kF32));
+    RETURN_IF_ERROR(be.AddRmsNorm(
+        {x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
+    RETURN_IF_ERROR(matmul(xn, w.w_gate, nullptr, gate, DType::kF32));
+    RETURN_IF_ERROR(matmul(xn, w.w_up, nullptr, up, DType::kF32));
+    RETURN_IF_ERROR(be.Swiglu({gate, up, act, T, c.n_ff, 0, 0, DType::kF32, a}));
+    RETURN_IF_ERROR(matmul(act, w.w_down, nullptr, delta, DType::kF32));
   }
   if (s.n_out == 0) return Status::Ok();
   RETURN_IF_ERROR(be.AddRmsNorm(
-      {x, delta, weights_.output_norm.data, xn, T, c.n_embd, c.rms_eps, a, a}));
+      {x, delta, weights_.output_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
   void* rows = out_rows_->data();
   RETURN_IF_ERROR(be.GatherRows({xn, s.out_idx, s.n_out, c.n_embd, rows, a}));
   MatmulParams head{rows, 0, weights_.output, nullptr, logits_->f32(), 0, s.n_out};

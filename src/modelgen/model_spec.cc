@@ -186,9 +186,9 @@ Status ValidateSpec(const ModelSpec& s) {
         ", n_head=" + std::to_string(s.n_head) + ", n_head_kv=" + std::to_string(s.n_head_kv) +
         ", n_ff=" + std::to_string(s.n_ff) + ")");
   };
-  if (s.arch != "llama" && s.arch != "qwen2") {
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3") {
     return UnimplementedError("make-model: architecture '" + s.arch +
-                              "' (expected llama or qwen2)");
+                              "' (expected llama, qwen2 or qwen3)");
   }
   if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 ||
       s.n_ctx <= 0) {

@@ -23,7 +23,8 @@ enum class VocabKind {
 };
 
 struct ModelSpec {
-  std::string arch = "llama";  // "llama" or "qwen2" (qwen2: QKV biases, like Qwen2/2.5)
+  // "llama", "qwen2" (QKV biases, like Qwen2/2.5) or "qwen3" (per-head q/k RMSNorm)
+  std::string arch = "llama";
   std::string name = "forge-synthetic";
   int64_t n_vocab = 512;
   int64_t n_embd = 64;

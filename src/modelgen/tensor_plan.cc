@@ -1,4 +1,4 @@
-// Tensor names and shapes of the llama and qwen2 architectures as llama.cpp names them.
+// Tensor names and shapes of the llama, qwen2 and qwen3 architectures as llama.cpp names them.
 #include "modelgen/tensor_plan.h"
 
 #include "modelgen/quant_recipe.h"
@@ -30,6 +30,10 @@ StatusOr<ModelPlan> PlanModel(const ModelSpec& s) {
     if (s.qkv_bias) add(p + "attn_k.bias", {kv_dim}, TensorRole::kBias, l);
     add(p + "attn_v.weight", {s.n_embd, kv_dim}, TensorRole::kAttnV, l);
     if (s.qkv_bias) add(p + "attn_v.bias", {kv_dim}, TensorRole::kBias, l);
+    if (s.arch == "qwen3") {  // per-head RMSNorm of q and k
+      add(p + "attn_q_norm.weight", {s.n_embd / s.n_head}, TensorRole::kNorm, l);
+      add(p + "attn_k_norm.weight", {s.n_embd / s.n_head}, TensorRole::kNorm, l);
+    }
     add(p + "attn_output.weight", {s.n_embd, s.n_embd}, TensorRole::kAttnOut, l);
     add(p + "ffn_norm.weight", {s.n_embd}, TensorRole::kNorm, l);
     add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, TensorRole::kFfnGate, l);

@@ -1,5 +1,6 @@
-// Whole models on the CUDA backend against the CPU backend: stories260K's expected greedy text,
-// teacher-forced logits within the F32 bound, ragged batches and chunked prefill equal to alone.
+// Whole models on the CUDA backend with F32 activations against the CPU backend: stories260K's
+// expected greedy text, teacher-forced logits within the F32 bound, chunked prefill equal to
+// one-shot.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -23,7 +24,9 @@ TEST_P(CudaStoriesTest, GreedyPathsMatchExpected) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   auto gpu = MakeCudaBackend();
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
-  auto model = Model::Load(testing::TestDataPath("models/" + GetParam()), gpu->get());
+  // F32 activations: the expected greedy paths hold exactly.
+  auto model = Model::Load(testing::TestDataPath("models/" + GetParam()), gpu->get(), {},
+                           {DType::kF32});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   std::ifstream in(testing::TestDataPath("models/stories260K.expected.json"));
   auto expected = nlohmann::json::parse(in)["models"][GetParam()];
@@ -68,7 +71,7 @@ TEST(CudaModelTest, TeacherForcedEqualsCpuAndChunkedEqualsOneShot) {
   ASSERT_TRUE(gpu.ok());
   auto cpu = MakeCpuBackend();
   const std::string path = testing::TestDataPath("models/stories260K.gguf");
-  auto mg = Model::Load(path, gpu->get());
+  auto mg = Model::Load(path, gpu->get(), {}, {DType::kF32});
   auto mc = Model::Load(path, cpu.get());
   ASSERT_TRUE(mg.ok() && mc.ok());
   std::vector<int32_t> ids;

@@ -31,7 +31,8 @@ struct AttentionParams {
   int64_t num_blocks = 0;  // bounds check for block ids
   float scale = 1.0f;      // usually 1 / sqrt(head_dim)
   bool causal = true;
-  DType dtype = DType::kF32;  // of q, the cache and out (the CPU: F32 only)
+  DType dtype = DType::kF32;    // of the cache and out (the CPU: F32 only)
+  DType q_type = DType::kF32;   // of q
 };
 
 // Checks shapes, ids and lengths; shared by every backend's launcher.

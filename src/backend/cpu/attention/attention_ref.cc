@@ -104,6 +104,7 @@ Status ValidateAttention(const AttentionParams& p) {
 Status attention_ref(const AttentionParams& p) {
   RETURN_IF_ERROR(ValidateAttention(p));
   if (p.dtype != DType::kF32) return UnsupportedDType("attention", p.dtype);
+  if (p.q_type != DType::kF32) return UnsupportedDType("attention", p.q_type);
   AttendRange<double>(p, 0, int64_t{p.cu_seqlens_q[p.n_seqs]} * p.n_heads);
   return Status::Ok();
 }
@@ -111,6 +112,7 @@ Status attention_ref(const AttentionParams& p) {
 Status attention_cpu(const AttentionParams& p) {
   RETURN_IF_ERROR(ValidateAttention(p));
   if (p.dtype != DType::kF32) return UnsupportedDType("attention", p.dtype);
+  if (p.q_type != DType::kF32) return UnsupportedDType("attention", p.q_type);
   ThreadPool::Global().ParallelFor(int64_t{p.cu_seqlens_q[p.n_seqs]} * p.n_heads,
                                    [&](int64_t b, int64_t e) { AttendRange<float>(p, b, e); });
   return Status::Ok();

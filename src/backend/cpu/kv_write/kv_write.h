@@ -21,7 +21,8 @@ struct KvWriteParams {
   int64_t num_slots = 0;               // num_blocks * block_size (bounds check)
   void* k_cache = nullptr;             // [num_blocks, block_size, n_kv_heads, head_dim]
   void* v_cache = nullptr;
-  DType dtype = DType::kF32;           // of k, v and the cache (the CPU: F32 only)
+  DType dtype = DType::kF32;           // of the cache (the CPU: F32 only)
+  DType src_type = DType::kF32;        // of k and v, converted to dtype on the way in
 };
 
 Status kv_write_ref(const KvWriteParams& p);

@@ -8,6 +8,7 @@ namespace forge {
 
 Status kv_write_ref(const KvWriteParams& p) {
   if (p.dtype != DType::kF32) return UnsupportedDType("kv_write", p.dtype);
+  if (p.src_type != DType::kF32) return UnsupportedDType("kv_write", p.src_type);
   const float* k = static_cast<const float*>(p.k);
   const float* v = static_cast<const float*>(p.v);
   float* k_cache = static_cast<float*>(p.k_cache);

@@ -6,7 +6,8 @@
 namespace forge {
 
 Status swiglu_ref(const SwigluParams& p) {
-  if (p.dtype != DType::kF32) return UnsupportedDType("swiglu", p.dtype);
+  if (p.in_type != DType::kF32) return UnsupportedDType("swiglu", p.in_type);
+  if (p.out_type != DType::kF32) return UnsupportedDType("swiglu", p.out_type);
   const int64_t gs = p.gate_stride ? p.gate_stride : p.dim;
   const int64_t us = p.up_stride ? p.up_stride : p.dim;
   for (int64_t t = 0; t < p.n_tokens; ++t) {

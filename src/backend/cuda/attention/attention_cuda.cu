@@ -13,7 +13,7 @@
 namespace forge::cuda {
 namespace {
 
-template <typename T, int kPerLane>
+template <typename Tq, typename T, int kPerLane>
 __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, int64_t pairs) {
   const int64_t warp = (blockIdx.x * int64_t{blockDim.x} + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;
@@ -30,7 +30,7 @@ __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, in
   const int64_t i = t - p.cu_seqlens_q[s];
   const int64_t n_keys = p.causal ? p.seq_lens_k[s] - q_len + i + 1 : p.seq_lens_k[s];
   const int64_t kv_head = h / (p.n_heads / p.n_kv_heads);
-  const T* q = static_cast<const T*>(p.q) + t * q_stride + h * p.head_dim;
+  const Tq* q = static_cast<const Tq*>(p.q) + t * q_stride + h * p.head_dim;
   const T* k_cache = static_cast<const T*>(p.k_cache);
   const T* v_cache = static_cast<const T*>(p.v_cache);
   float qv[kPerLane], acc[kPerLane];
@@ -87,17 +87,20 @@ Status attention_cuda(const AttentionParams& p, cudaStream_t stream) {
   const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
   const int threads = 128;
   const unsigned blocks = static_cast<unsigned>((pairs * 32 + threads - 1) / threads);
-  return DispatchDType(p.dtype, [&](auto zero) {
-    using T = decltype(zero);
-    if (p.head_dim <= 64) {
-      attention_generic_kernel<T, 2><<<blocks, threads, 0, stream>>>(p, q_stride, pairs);
-    } else if (p.head_dim <= 128) {
-      attention_generic_kernel<T, 4><<<blocks, threads, 0, stream>>>(p, q_stride, pairs);
-    } else {
-      attention_generic_kernel<T, 8><<<blocks, threads, 0, stream>>>(p, q_stride, pairs);
-    }
-    CUDA_RETURN_IF_LAUNCH_ERROR("attention_generic_kernel");
-    return Status::Ok();
+  return DispatchDType(p.q_type, [&](auto q_zero) {
+    return DispatchDType(p.dtype, [&](auto zero) {
+      using Tq = decltype(q_zero);
+      using T = decltype(zero);
+      if (p.head_dim <= 64) {
+        attention_generic_kernel<Tq, T, 2><<<blocks, threads, 0, stream>>>(p, q_stride, pairs);
+      } else if (p.head_dim <= 128) {
+        attention_generic_kernel<Tq, T, 4><<<blocks, threads, 0, stream>>>(p, q_stride, pairs);
+      } else {
+        attention_generic_kernel<Tq, T, 8><<<blocks, threads, 0, stream>>>(p, q_stride, pairs);
+      }
+      CUDA_RETURN_IF_LAUNCH_ERROR("attention_generic_kernel");
+      return Status::Ok();
+    });
   });
 }
 

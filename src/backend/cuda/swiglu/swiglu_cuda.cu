@@ -7,14 +7,14 @@
 namespace forge::cuda {
 namespace {
 
-template <typename T>
-__global__ void swiglu_kernel(const T* gate, const T* up, T* out, int64_t dim, int64_t gs,
+template <typename Tin, typename Tout>
+__global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t dim, int64_t gs,
                               int64_t us, int64_t total) {
   for (int64_t w = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; w < total;
        w += int64_t{gridDim.x} * blockDim.x) {
     const int64_t t = w / dim, i = w % dim;
     const float g = ToF32(gate[t * gs + i]);
-    out[w] = FromF32<T>(g / (1.0f + expf(-g)) * ToF32(up[t * us + i]));
+    out[w] = FromF32<Tout>(g / (1.0f + expf(-g)) * ToF32(up[t * us + i]));
   }
 }
 
@@ -41,13 +41,17 @@ __global__ void convert_kernel(const float* in, T* out, int64_t n) {
 Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream) {
   const int64_t total = p.n_tokens * p.dim;
   if (total == 0) return Status::Ok();
-  return DispatchDType(p.dtype, [&](auto zero) {
-    using T = decltype(zero);
-    swiglu_kernel<T><<<GridFor(total, 256), 256, 0, stream>>>(
-        static_cast<const T*>(p.gate), static_cast<const T*>(p.up), static_cast<T*>(p.out), p.dim,
-        p.gate_stride ? p.gate_stride : p.dim, p.up_stride ? p.up_stride : p.dim, total);
-    CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_kernel");
-    return Status::Ok();
+  return DispatchDType(p.in_type, [&](auto in_zero) {
+    return DispatchDType(p.out_type, [&](auto out_zero) {
+      using Tin = decltype(in_zero);
+      using Tout = decltype(out_zero);
+      swiglu_kernel<Tin, Tout><<<GridFor(total, 256), 256, 0, stream>>>(
+          static_cast<const Tin*>(p.gate), static_cast<const Tin*>(p.up),
+          static_cast<Tout*>(p.out), p.dim, p.gate_stride ? p.gate_stride : p.dim,
+          p.up_stride ? p.up_stride : p.dim, total);
+      CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_kernel");
+      return Status::Ok();
+    });
   });
 }
 

@@ -1,0 +1,349 @@
+// The op harness in F16 and BF16 on the CUDA backend: inputs rounded to the dtype, the CPU _ref
+// twin run on the same rounded values in F32/F64, the GPU output widened back and compared with
+// the half-precision bound (1e-2, DESIGN.md). Outputs are poisoned and followed by guard
+// elements that must survive.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "backend/cuda/cuda_backend.h"
+#include "base/half.h"
+#include "support/op_harness.h"
+#include "support/test_env.h"
+
+namespace forge {
+namespace {
+
+using testing::RandomVector;
+
+constexpr int64_t kGuard = 16;
+constexpr double kHalfBound = 1e-2;
+
+uint16_t ToBits(float f, DType t) { return t == DType::kF16 ? F32ToF16(f) : F32ToBF16(f); }
+float FromBits(uint16_t b, DType t) { return t == DType::kF16 ? F16ToF32(b) : BF16ToF32(b); }
+
+// Values as the dtype holds them (F32 unchanged).
+std::vector<float> Rounded(std::vector<float> v, DType t) {
+  if (t != DType::kF32) {
+    for (float& x : v) x = FromBits(ToBits(x, t), t);
+  }
+  return v;
+}
+
+// Device buffers of any dtype with guard elements after the data.
+class Dev {
+ public:
+  explicit Dev(Backend& be) : be_(be) {}
+  // Uploads v (rounded to t) followed by poisoned guard elements.
+  void* Put(const std::vector<float>& v, DType t) {
+    const size_t es = DTypeSize(t);
+    std::vector<char> bytes((v.size() + kGuard) * es);
+    for (size_t i = 0; i < v.size() + kGuard; ++i) {
+      const float x = i < v.size() ? v[i] : std::nanf("");
+      if (t == DType::kF32) {
+        std::memcpy(bytes.data() + i * 4, &x, 4);
+      } else {
+        const uint16_t b = i < v.size() ? ToBits(x, t) : uint16_t{0x7fff};  // NaN in both
+        std::memcpy(bytes.data() + i * 2, &b, 2);
+      }
+    }
+    auto buf = be_.Alloc(bytes.size()).value();
+    EXPECT_TRUE(be_.Upload(buf->data(), bytes.data(), bytes.size()).ok());
+    void* p = buf->data();
+    bufs_.push_back(std::move(buf));
+    return p;
+  }
+  // A poisoned output of n elements.
+  void* Out(int64_t n, DType t) { return Put(std::vector<float>(n, std::nanf("")), t); }
+  template <typename T>
+  T* PutInts(const std::vector<T>& v) {
+    auto buf = be_.Alloc(v.size() * sizeof(T) + 4).value();
+    EXPECT_TRUE(be_.Upload(buf->data(), v.data(), v.size() * sizeof(T)).ok());
+    T* p = static_cast<T*>(buf->data());
+    bufs_.push_back(std::move(buf));
+    return p;
+  }
+  // Downloads n elements widened to F32; *guards_ok says whether the guards survived.
+  std::vector<float> Get(const void* d, int64_t n, DType t, bool* guards_ok) {
+    const size_t es = DTypeSize(t);
+    std::vector<char> bytes((n + kGuard) * es);
+    EXPECT_TRUE(be_.Synchronize().ok());
+    EXPECT_TRUE(be_.Download(bytes.data(), d, bytes.size()).ok());
+    std::vector<float> out(n);
+    *guards_ok = true;
+    for (int64_t i = 0; i < n + kGuard; ++i) {
+      float x;
+      if (t == DType::kF32) {
+        std::memcpy(&x, bytes.data() + i * 4, 4);
+      } else {
+        uint16_t b;
+        std::memcpy(&b, bytes.data() + i * 2, 2);
+        x = FromBits(b, t);
+      }
+      if (i < n) out[i] = x;
+      else if (!std::isnan(x)) *guards_ok = false;
+    }
+    return out;
+  }
+
+ private:
+  Backend& be_;
+  std::vector<std::unique_ptr<BackendBuffer>> bufs_;
+};
+
+class CudaHalfOpsTest : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    FORGE_REQUIRE_GPU_OR_SKIP();
+    auto b = MakeCudaBackend();
+    ASSERT_TRUE(b.ok()) << b.status().ToString();
+    be_ = std::move(b).value();
+  }
+  std::unique_ptr<Backend> be_;
+};
+
+WeightView F32View(const std::vector<float>& w, int64_t rows, int64_t cols) {
+  return {GgmlType::kF32, rows, cols, cols * 4, reinterpret_cast<const uint8_t*>(w.data())};
+}
+
+TEST_P(CudaHalfOpsTest, Matmul) {
+  const DType t = GetParam();
+  for (int64_t m : {1, 3, 17, 64, 300}) {
+    for (auto [n, k] : {std::pair<int64_t, int64_t>{5, 16}, {13, 64}, {1000, 96}, {256, 4096}}) {
+      for (DType out_t : {t, DType::kF32}) {
+        Dev dev(*be_);
+        const std::vector<float> x = Rounded(RandomVector(m * k, m), t);
+        const std::vector<float> w = Rounded(RandomVector(n * k, n), t);
+        const std::vector<float> bias = RandomVector(n, 3);
+        std::vector<float> ref(m * n);
+        ASSERT_TRUE(matmul_ref({x.data(), 0, F32View(w, n, k), bias.data(), ref.data(), 0, m}).ok());
+        // Weights stored in the activation dtype are used as stored; F32 ones are converted.
+        std::vector<uint16_t> wbits(n * k);
+        for (int64_t i = 0; i < n * k; ++i) wbits[i] = ToBits(w[i], t);
+        WeightView stored{t == DType::kF16 ? GgmlType::kF16 : GgmlType::kBF16, n, k, k * 2,
+                          reinterpret_cast<const uint8_t*>(wbits.data())};
+        for (const WeightView& hw : {F32View(w, n, k), stored}) {
+          auto dw = be_->PrepareWeight(hw, t);
+          ASSERT_TRUE(dw.ok()) << dw.status().ToString();
+          void* out = dev.Out(m * n, out_t);
+          MatmulParams p{dev.Put(x, t), 0, *dw, static_cast<float*>(dev.Put(bias, DType::kF32)),
+                         out, 0, m};
+          p.x_type = t;
+          p.out_type = out_t;
+          ASSERT_TRUE(be_->Matmul(p).ok());
+          bool guards;
+          auto got = dev.Get(out, m * n, out_t, &guards);
+          EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), m * n, kHalfBound)
+              << m << "x" << n << "x" << k << " out " << DTypeName(out_t) << " from "
+              << TypeName(hw.type);
+          EXPECT_TRUE(guards);
+        }
+      }
+    }
+  }
+}
+
+TEST_P(CudaHalfOpsTest, NormsRopeSwigluEmbeddingGather) {
+  const DType t = GetParam();
+  Dev dev(*be_);
+  bool guards;
+  for (int64_t dim : {5, 64, 80, 4096}) {
+    const int64_t rows = 7;
+    const std::vector<float> x = RandomVector(rows * dim, dim), w = RandomVector(dim, 1);
+    const std::vector<float> xh = Rounded(x, t);
+    const float* dw = static_cast<float*>(dev.Put(w, DType::kF32));
+    // F32 residual in, dtype out; and dtype in place (q/k norm).
+    std::vector<float> ref(rows * dim);
+    ASSERT_TRUE(rmsnorm_ref({x.data(), w.data(), ref.data(), rows, dim, 1e-5f}).ok());
+    void* out = dev.Out(rows * dim, t);
+    ASSERT_TRUE(be_->RmsNorm({dev.Put(x, DType::kF32), dw, out, rows, dim, 1e-5f, DType::kF32, t}).ok());
+    auto got = dev.Get(out, rows * dim, t, &guards);
+    EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), rows * dim, kHalfBound) << "rmsnorm " << dim;
+    EXPECT_TRUE(guards);
+    ASSERT_TRUE(rmsnorm_ref({xh.data(), w.data(), ref.data(), rows, dim, 1e-5f}).ok());
+    void* inplace = dev.Put(xh, t);
+    ASSERT_TRUE(be_->RmsNorm({inplace, dw, inplace, rows, dim, 1e-5f, t, t}).ok());
+    got = dev.Get(inplace, rows * dim, t, &guards);
+    EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), rows * dim, kHalfBound) << "in place " << dim;
+
+    // Residual add fused with the norm: the F32 residual exactly, the output within the bound.
+    const std::vector<float> delta = Rounded(RandomVector(rows * dim, dim + 1), t);
+    std::vector<float> res_ref = x, out_ref(rows * dim);
+    ASSERT_TRUE(add_rmsnorm_ref({res_ref.data(), delta.data(), w.data(), out_ref.data(), rows,
+                                 dim, 1e-5f}).ok());
+    float* res = static_cast<float*>(dev.Put(x, DType::kF32));
+    void* nout = dev.Out(rows * dim, t);
+    ASSERT_TRUE(be_->AddRmsNorm({res, dev.Put(delta, t), dw, nout, rows, dim, 1e-5f, t, t}).ok());
+    auto res_got = dev.Get(res, rows * dim, DType::kF32, &guards);
+    EXPECT_NORMALIZED_NEAR(res_ref.data(), res_got.data(), rows * dim, 0) << "residual " << dim;
+    got = dev.Get(nout, rows * dim, t, &guards);
+    EXPECT_NORMALIZED_NEAR(out_ref.data(), got.data(), rows * dim, kHalfBound) << "add_rmsnorm";
+    EXPECT_TRUE(guards);
+  }
+  for (RopeStyle style : {RopeStyle::kAdjacent, RopeStyle::kNeox}) {
+    for (int64_t hd : {8, 64, 80, 96, 128}) {
+      const int64_t T = 13, H = 4;
+      std::vector<float> x = Rounded(RandomVector(T * H * hd, hd), t);
+      std::vector<int32_t> pos(T);
+      for (int64_t i = 0; i < T; ++i) pos[i] = static_cast<int32_t>(i * 37 + 5);
+      void* d = dev.Put(x, t);
+      RopeParams p{x.data(), pos.data(), T, H, hd, 0, hd, 500000.0f, 1.0f, nullptr, style};
+      ASSERT_TRUE(rope_ref(p).ok());
+      p.x = d;
+      p.positions = dev.PutInts(pos);
+      p.dtype = t;
+      ASSERT_TRUE(be_->Rope(p).ok());
+      auto got = dev.Get(d, T * H * hd, t, &guards);
+      EXPECT_NORMALIZED_NEAR(x.data(), got.data(), T * H * hd, kHalfBound) << "rope " << hd;
+      EXPECT_TRUE(guards);
+    }
+  }
+  {
+    const int64_t T = 9, dim = 300;
+    const std::vector<float> g = Rounded(RandomVector(T * dim, 1), t);
+    const std::vector<float> u = Rounded(RandomVector(T * dim, 2), t);
+    std::vector<float> ref(T * dim);
+    ASSERT_TRUE(swiglu_ref({g.data(), u.data(), ref.data(), T, dim, 0, 0}).ok());
+    for (DType in_t : {t, DType::kF32}) {  // the model feeds it F32 gate/up products
+      void* out = dev.Out(T * dim, t);
+      ASSERT_TRUE(be_->Swiglu({dev.Put(g, in_t), dev.Put(u, in_t), out, T, dim, 0, 0, in_t, t}).ok());
+      auto got = dev.Get(out, T * dim, t, &guards);
+      EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), T * dim, kHalfBound) << "swiglu";
+      EXPECT_TRUE(guards);
+    }
+  }
+  {
+    // The table is prepared in the dtype; rows come out exactly as the dtype holds them.
+    const int64_t V = 50, dim = 33;
+    const std::vector<float> table = RandomVector(V * dim, 4), th = Rounded(table, t);
+    const std::vector<int32_t> ids = {3, 0, 49, 3, 17};
+    std::vector<float> ref(5 * dim);
+    ASSERT_TRUE(embedding_ref({F32View(th, V, dim), ids.data(), 5, ref.data()}).ok());
+    auto dt = be_->PrepareWeight(F32View(table, V, dim), t);
+    ASSERT_TRUE(dt.ok());
+    float* out = static_cast<float*>(dev.Out(5 * dim, DType::kF32));
+    ASSERT_TRUE(be_->Embedding({*dt, dev.PutInts(ids), 5, out}).ok());
+    auto got = dev.Get(out, 5 * dim, DType::kF32, &guards);
+    EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), 5 * dim, 0) << "embedding";
+    EXPECT_TRUE(guards);
+    const std::vector<int32_t> rows = {4, 1};
+    std::vector<float> gref(2 * dim);
+    for (int r = 0; r < 2; ++r) std::copy_n(th.begin() + ids[rows[r]] * dim, dim, gref.begin() + r * dim);
+    std::vector<float> src(5 * dim);
+    for (int i = 0; i < 5; ++i) std::copy_n(th.begin() + ids[i] * dim, dim, src.begin() + i * dim);
+    void* gout = dev.Out(2 * dim, t);
+    ASSERT_TRUE(be_->GatherRows({dev.Put(src, t), dev.PutInts(rows), 2, dim, gout, t}).ok());
+    got = dev.Get(gout, 2 * dim, t, &guards);
+    EXPECT_NORMALIZED_NEAR(gref.data(), got.data(), 2 * dim, 0) << "gather";
+    EXPECT_TRUE(guards);
+  }
+}
+
+TEST_P(CudaHalfOpsTest, KvWriteAndPagedAttention) {
+  const DType t = GetParam();
+  const int64_t bs = 16;
+  struct Case {
+    int64_t H, KV, D;
+    std::vector<std::pair<int, int>> seqs;  // (cached prefix, new tokens)
+  };
+  const std::vector<Case> cases = {{8, 8, 64, {{0, 1}}},
+                                   {8, 2, 80, {{15, 1}, {0, 17}, {16, 16}}},
+                                   {32, 4, 128, {{100, 1}, {33, 1}, {0, 5}}},
+                                   {4, 4, 96, {{7, 13}, {0, 7}}},
+                                   {8, 1, 8, {{1000, 1}, {5, 300}}},
+                                   {6, 3, 200, {{17, 2}, {0, 0}, {3, 1}}}};
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    // New K/V and q in the dtype, or F32 (as the model passes them) in every other case.
+    const DType src_t = ci % 2 == 0 ? t : DType::kF32;
+    Dev dev(*be_);
+    std::vector<int32_t> cu = {0}, lens, tables, slots;
+    int64_t width = 1, next = 0;
+    for (auto [pre, q] : c.seqs) width = std::max<int64_t>(width, (pre + q + bs - 1) / bs);
+    for (auto [pre, q] : c.seqs) {
+      cu.push_back(cu.back() + q);
+      lens.push_back(pre + q);
+      const int64_t nb = (pre + q + bs - 1) / bs;
+      for (int64_t b = 0; b < width; ++b) {
+        tables.push_back(b < nb ? static_cast<int32_t>(next + 2 * (nb - 1 - b)) : -1);
+      }
+      for (int64_t i = 0; i < q; ++i) {
+        const int64_t pos = pre + i;
+        slots.push_back(static_cast<int32_t>(tables[tables.size() - width + pos / bs] * bs + pos % bs));
+      }
+      next += 2 * nb + 1;
+    }
+    const int64_t num_blocks = next + 1, T = cu.back(), row = c.KV * c.D;
+    const std::vector<float> kc = Rounded(RandomVector(num_blocks * bs * row, 1), t);
+    const std::vector<float> vc = Rounded(RandomVector(num_blocks * bs * row, 2), t);
+    const std::vector<float> knew = Rounded(RandomVector(T * row, 3), src_t);
+    const std::vector<float> vnew = Rounded(RandomVector(T * row, 4), src_t);
+    const std::vector<float> q = Rounded(RandomVector(T * c.H * c.D, 5), src_t);
+    std::vector<float> hk = kc, hv = vc;
+    ASSERT_TRUE(kv_write_ref({knew.data(), vnew.data(), 0, 0, slots.data(), T, c.KV, c.D,
+                              num_blocks * bs, hk.data(), hv.data()}).ok());
+    hk = Rounded(hk, t);  // what the cache holds
+    hv = Rounded(hv, t);
+    void* dk = dev.Put(kc, t);
+    void* dv = dev.Put(vc, t);
+    const int32_t* dslots = dev.PutInts(slots);
+    ASSERT_TRUE(be_->KvWrite({dev.Put(knew, src_t), dev.Put(vnew, src_t), 0, 0, dslots, T, c.KV,
+                              c.D, num_blocks * bs, dk, dv, t, src_t}).ok());
+    bool guards;
+    // K/V writes are exact (rounded once to the dtype).
+    auto kgot = dev.Get(dk, num_blocks * bs * row, t, &guards);
+    EXPECT_NORMALIZED_NEAR(hk.data(), kgot.data(), num_blocks * bs * row, 0) << "kv_write";
+    EXPECT_TRUE(guards);
+    std::vector<float> ref(T * c.H * c.D);
+    AttentionParams p;
+    p.q = q.data();
+    p.k_cache = hk.data();
+    p.v_cache = hv.data();
+    p.out = ref.data();
+    p.cu_seqlens_q = cu.data();
+    p.seq_lens_k = lens.data();
+    p.block_tables = tables.data();
+    p.block_table_stride = width;
+    p.n_seqs = static_cast<int64_t>(lens.size());
+    p.n_tokens = T;
+    p.n_heads = c.H;
+    p.n_kv_heads = c.KV;
+    p.head_dim = c.D;
+    p.block_size = bs;
+    p.num_blocks = num_blocks;
+    p.scale = 1.0f / std::sqrt(float(c.D));
+    ASSERT_TRUE(attention_ref(p).ok());
+    void* out = dev.Out(T * c.H * c.D, t);
+    p.q = dev.Put(q, src_t);
+    p.q_type = src_t;
+    p.k_cache = dk;
+    p.v_cache = dv;
+    p.out = out;
+    p.cu_seqlens_q = dev.PutInts(cu);
+    p.seq_lens_k = dev.PutInts(lens);
+    p.block_tables = dev.PutInts(tables);
+    p.dtype = t;
+    ASSERT_TRUE(be_->Attention(p).ok());
+    auto got = dev.Get(out, T * c.H * c.D, t, &guards);
+    EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), T * c.H * c.D, kHalfBound) << "head_dim " << c.D;
+    EXPECT_TRUE(guards);
+  }
+}
+
+TEST_P(CudaHalfOpsTest, MismatchedMatmulTypesAreErrors) {
+  const DType t = GetParam();
+  std::vector<float> w(64 * 16, 0.5f);
+  auto dw = be_->PrepareWeight(F32View(w, 64, 16), t);
+  ASSERT_TRUE(dw.ok());
+  MatmulParams p{nullptr, 0, *dw, nullptr, nullptr, 0, 1};
+  p.x_type = DType::kF32;  // F32 activations against half weights
+  Status st = be_->Matmul(p);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << st.ToString();
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, CudaHalfOpsTest, ::testing::Values(DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(DTypeName(info.param)); });
+
+}  // namespace
+}  // namespace forge
