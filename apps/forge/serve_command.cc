@@ -3,6 +3,7 @@
 // shuts down gracefully on SIGINT or SIGTERM.
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -24,7 +25,7 @@ struct Args {
   std::string model, device = "auto", alias, port_file;
   server::ServerOptions server;
   int64_t ctx = 0;
-  int parallel = 16, batch_tokens = 512, step_delay_ms = 0;
+  int parallel = 16, batch_tokens = 512, step_delay_ms = 0, load_delay_ms = 0;
   int64_t kv_mb = 1024;
 };
 
@@ -50,6 +51,16 @@ int Serve(Args& a) {
   if (!a.port_file.empty()) {
     std::ofstream(a.port_file + ".tmp") << srv.port() << "\n";
     std::filesystem::rename(a.port_file + ".tmp", a.port_file);
+  }
+  // --debug-load-delay-ms: stay in the loading state (tests watch /health answer 503). A signal
+  // meanwhile ends the wait and the server exits cleanly.
+  if (a.load_delay_ms > 0) {
+    const timespec delay{a.load_delay_ms / 1000, (a.load_delay_ms % 1000) * 1000000L};
+    if (int sig = sigtimedwait(&signals, nullptr, &delay); sig > 0) {
+      std::fprintf(stderr, "forge serve: signal %d while loading: shutting down\n", sig);
+      srv.Shutdown();
+      return 0;
+    }
   }
   auto backend = CreateBackend(a.device);
   if (!backend.ok()) return Fail("device", backend.status());
@@ -125,6 +136,8 @@ void AddServeCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--alias", a->alias, "Model id in the API (default: the file's name)");
   cmd->add_option("--port-file", a->port_file, "Write the bound port here")->group("");
   cmd->add_option("--debug-step-delay-ms", a->step_delay_ms, "Sleep after each step")->group("");
+  cmd->add_option("--debug-load-delay-ms", a->load_delay_ms, "Sleep before loading the model")
+      ->group("");
   cmd->callback([a, runner] {
     *runner = [a]() -> int { return Serve(*a); };
   });

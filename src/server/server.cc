@@ -20,6 +20,9 @@ namespace asio = boost::asio;
 using nlohmann::json;
 using tcp = asio::ip::tcp;
 
+// The answer of /health and of every route that needs the model until SetModel (503).
+ApiError Loading() { return ApiError::FromStatus(UnavailableError("the model is loading")); }
+
 void Json200(HttpSession& session, const json& j) {
   session.Respond(200, "application/json", Dump(j));
 }
@@ -105,10 +108,9 @@ struct Server::Impl {
     const ServedModel* model = ctx.model.load();
     if (path == "/health" && req.method == "GET") {
       if (!model) {
-        return session->Respond(503, "application/json",
-                                R"({"status":"loading","error":{"message":"the model is )"
-                                R"(loading","type":"unavailable_error","param":null,)"
-                                R"("code":null}})");
+        json body = json::parse(Loading().Json());
+        body["status"] = "loading";
+        return session->Respond(503, "application/json", Dump(body));
       }
       return session->Respond(200, "application/json", R"({"status":"ok"})");
     }
@@ -137,10 +139,7 @@ struct Server::Impl {
       return session->Respond(200, "text/plain; version=0.0.4; charset=utf-8",
                               ctx.metrics.Render(stats, model != nullptr));
     }
-    if (!model) {
-      return SendError(ctx, *session,
-                       ApiError::FromStatus(UnavailableError("the model is loading")), false);
-    }
+    if (!model) return SendError(ctx, *session, Loading(), false);
     if (path == "/v1/models" || path == "/models") {
       json m = {{"id", model->name},
                 {"object", "model"},

@@ -1,5 +1,5 @@
-// Test helpers (header-only) for the HTTP server: a `forge serve` child process on a free loopback port, and
-// HTTP requests through the curl command-line tool.
+// Test helpers (header-only) for the HTTP server: a `forge serve` child process on a free
+// loopback port, and HTTP requests through the curl command-line tool.
 #pragma once
 
 #include <signal.h>
@@ -28,11 +28,16 @@ struct HttpResult {
 
 class ServerProcess {
  public:
+  enum class Wait { kHealthy, kListening };
   // Starts `forge serve -m <stories260K> --device cpu --port 0 <extra_args>` and waits until
-  // GET /health answers 200. ok() is false (with why()) when it did not come up.
-  explicit ServerProcess(const std::string& extra_args);
+  // GET /health answers 200 (kHealthy) or only until the port is known (kListening: the model
+  // may still be loading). A failure to come up is a test failure and leaves ok() false.
+  explicit ServerProcess(const std::string& extra_args, Wait wait = Wait::kHealthy);
   ~ServerProcess();  // SIGTERM, then waits for the exit
-  bool ok() const { return port_ > 0 && healthy_; }
+  bool ok() const { return port_ > 0 && (healthy_ || wait_ == Wait::kListening); }
+  // Waits until GET /health answers 200; false (and a test failure) after `seconds`.
+  bool WaitHealthy(int seconds = 30);
+  bool alive();  // the process has not exited
   int port() const { return port_; }
   std::string url(const std::string& path) const;
   // Sends SIGTERM and returns the exit status (-1 when it did not exit within 10 s).
@@ -40,9 +45,13 @@ class ServerProcess {
   std::string log() const;  // what the server wrote to stderr
 
  private:
+  // Polls until the port file is written and, when `healthy`, /health answers 200.
+  bool WaitFor(bool healthy, int seconds);
+
   pid_t pid_ = -1;
   int port_ = 0;
   bool healthy_ = false;
+  Wait wait_;
   std::string dir_;
 };
 
@@ -67,37 +76,52 @@ inline std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-inline ServerProcess::ServerProcess(const std::string& extra_args) {
+inline ServerProcess::ServerProcess(const std::string& extra_args, Wait wait) : wait_(wait) {
   dir_ = OwnTempDir();
   const std::string port_file = dir_ + "/port";
   const std::string cmd = "exec " + ForgeBinary() + " serve -m " +
                           TestDataPath("models/stories260K.gguf") +
-                          " --device cpu --host 127.0.0.1 --port 0 --port-file " + port_file +
-                          " " + extra_args + " 2>" + dir_ + "/serve.log";
+                          " --device cpu --host 127.0.0.1 --port 0 --port-file " + port_file + " " +
+                          extra_args + " 2>" + dir_ + "/serve.log";
   pid_ = fork();
   if (pid_ == 0) {
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
+  WaitFor(wait == Wait::kHealthy, 30);
+}
+
+inline bool ServerProcess::WaitHealthy(int seconds) { return WaitFor(true, seconds); }
+
+inline bool ServerProcess::WaitFor(bool healthy, int seconds) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
     if (port_ == 0) {
-      std::ifstream in(port_file);
+      std::ifstream in(dir_ + "/port");
       in >> port_;
     }
+    if (port_ > 0 && !healthy) return true;
     if (port_ > 0 && Http("GET", url("/health")).status == 200) {
       healthy_ = true;
-      return;
+      return true;
     }
-    int st = 0;
-    if (waitpid(pid_, &st, WNOHANG) == pid_) {
-      pid_ = -1;
-      ADD_FAILURE() << "forge serve exited: " << ReadFile(dir_ + "/serve.log");
-      return;
+    if (!alive()) {
+      ADD_FAILURE() << "forge serve exited: " << log();
+      return false;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  ADD_FAILURE() << "forge serve did not become healthy: " << ReadFile(dir_ + "/serve.log");
+  ADD_FAILURE() << "forge serve did not " << (healthy ? "become healthy" : "listen") << ": "
+                << log();
+  return false;
+}
+
+inline bool ServerProcess::alive() {
+  if (pid_ <= 0) return false;
+  int st = 0;
+  if (waitpid(pid_, &st, WNOHANG) != pid_) return true;
+  pid_ = -1;
+  return false;
 }
 
 inline ServerProcess::~ServerProcess() { Terminate(); }
@@ -128,7 +152,7 @@ inline std::string ServerProcess::url(const std::string& path) const {
 }
 
 inline HttpResult Http(const std::string& method, const std::string& url, const std::string& body,
-                const std::string& extra_curl_args) {
+                       const std::string& extra_curl_args) {
   static const std::string dir = OwnTempDir();
   static int counter = 0;
   const std::string base = dir + "/http" + std::to_string(counter++);
