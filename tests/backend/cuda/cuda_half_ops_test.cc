@@ -109,7 +109,7 @@ WeightView F32View(const std::vector<float>& w, int64_t rows, int64_t cols) {
 
 TEST_P(CudaHalfOpsTest, Matmul) {
   const DType t = GetParam();
-  for (int64_t m : {1, 3, 17, 64, 300}) {
+  for (int64_t m : {1, 3, 8, 9, 17, 64, 300}) {  // 1..8: the GEMV kernel; more: cuBLAS
     for (auto [n, k] : {std::pair<int64_t, int64_t>{5, 16}, {13, 64}, {1000, 96}, {256, 4096}}) {
       for (DType out_t : {t, DType::kF32}) {
         Dev dev(*be_);

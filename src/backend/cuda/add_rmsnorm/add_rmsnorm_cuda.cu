@@ -1,5 +1,6 @@
-// add_rmsnorm_cuda: one block of 256 threads per row; the F32 residual takes the delta and is
-// written back, then normalized into the activation dtype.
+// add_rmsnorm_cuda: one block per row (sized like rmsnorm_cuda's); the F32 residual takes the
+// delta and is written back, the sums kept in registers for the normalized output in the
+// activation dtype.
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/ops_cuda.h"
@@ -14,15 +15,31 @@ __global__ void add_rmsnorm_kernel(float* residual, const Td* delta, const float
   const int64_t r = blockIdx.x;
   float* xr = residual + r * dim;
   const Td* dr = delta + r * dim;
+  float v[kNormCached];
   float ss = 0;
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
-    const float v = xr[i] + ToF32(dr[i]);
-    xr[i] = v;
-    ss += v * v;
+#pragma unroll
+  for (int j = 0; j < kNormCached; ++j) {
+    const int64_t i = threadIdx.x + int64_t{j} * blockDim.x;
+    v[j] = 0.0f;
+    if (i < dim) {
+      v[j] = xr[i] + ToF32(dr[i]);
+      xr[i] = v[j];
+    }
+    ss += v[j] * v[j];
+  }
+  for (int64_t i = threadIdx.x + int64_t{kNormCached} * blockDim.x; i < dim; i += blockDim.x) {
+    const float val = xr[i] + ToF32(dr[i]);
+    xr[i] = val;
+    ss += val * val;
   }
   const float scale = rsqrtf(BlockSum(ss) / static_cast<float>(dim) + eps);
-  // Each thread reads back only the elements it wrote: no barrier needed for xr.
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+#pragma unroll
+  for (int j = 0; j < kNormCached; ++j) {
+    const int64_t i = threadIdx.x + int64_t{j} * blockDim.x;
+    if (i < dim) out[r * dim + i] = FromF32<Tout>(v[j] * scale * w[i]);
+  }
+  // Each thread reads back only the residual elements it wrote itself.
+  for (int64_t i = threadIdx.x + int64_t{kNormCached} * blockDim.x; i < dim; i += blockDim.x) {
     out[r * dim + i] = FromF32<Tout>(xr[i] * scale * w[i]);
   }
 }
@@ -31,11 +48,12 @@ __global__ void add_rmsnorm_kernel(float* residual, const Td* delta, const float
 
 Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream) {
   if (p.n_rows == 0) return Status::Ok();
+  const int threads = NormThreads(p.dim);
   return DispatchDType(p.delta_type, [&](auto d_zero) {
     return DispatchDType(p.out_type, [&](auto out_zero) {
       using Td = decltype(d_zero);
       using Tout = decltype(out_zero);
-      add_rmsnorm_kernel<Td, Tout><<<static_cast<unsigned>(p.n_rows), 256, 0, stream>>>(
+      add_rmsnorm_kernel<Td, Tout><<<static_cast<unsigned>(p.n_rows), threads, 0, stream>>>(
           p.residual, static_cast<const Td*>(p.delta), p.weight, static_cast<Tout*>(p.out),
           p.dim, p.eps);
       CUDA_RETURN_IF_LAUNCH_ERROR("add_rmsnorm_kernel");

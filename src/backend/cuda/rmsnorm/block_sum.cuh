@@ -1,10 +1,22 @@
-// BlockSum: the sum of one float per thread over a block of up to 1024 threads, returned to
-// every thread (two warp reductions through shared memory).
+// Helpers of the row-norm kernels: BlockSum (the sum of one float per thread over a block of up
+// to 1024 threads, returned to every thread) and the block size for a row length.
 #pragma once
+
+#include <cstdint>
 
 #include "backend/cuda/launch.cuh"
 
 namespace forge::cuda {
+
+// Values per thread a norm kernel keeps in registers between its two passes.
+inline constexpr int kNormCached = 4;
+
+// Threads per row: enough that a row of `dim` fits kNormCached values per thread, 128..1024.
+inline int NormThreads(int64_t dim) {
+  int t = 128;
+  while (t < 1024 && t * int64_t{kNormCached} < dim) t *= 2;
+  return t;
+}
 
 __device__ __forceinline__ float BlockSum(float v) {
   __shared__ float partial[32];

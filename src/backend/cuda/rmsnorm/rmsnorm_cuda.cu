@@ -1,5 +1,7 @@
-// rmsnorm_cuda: one block of 256 threads per row; the sum of squares reduced in float. Input
-// and output may each be F32, F16 or BF16.
+// rmsnorm_cuda: one block per row (256 threads, 1024 for rows of 2048+ so that a lone decode row
+// is spread over many threads); the first pass keeps up to kCached values per thread in
+// registers for the second; the sum of squares is reduced in float. Input and output may each
+// be F32, F16 or BF16.
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
@@ -13,13 +15,25 @@ template <typename Tin, typename Tout>
 __global__ void rmsnorm_kernel(const Tin* x, const float* w, Tout* out, int64_t dim, float eps) {
   const int64_t r = blockIdx.x;
   const Tin* xr = x + r * dim;
+  float v[kNormCached];
   float ss = 0;
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
-    const float v = ToF32(xr[i]);
-    ss += v * v;
+#pragma unroll
+  for (int j = 0; j < kNormCached; ++j) {
+    const int64_t i = threadIdx.x + int64_t{j} * blockDim.x;
+    v[j] = i < dim ? ToF32(xr[i]) : 0.0f;
+    ss += v[j] * v[j];
+  }
+  for (int64_t i = threadIdx.x + int64_t{kNormCached} * blockDim.x; i < dim; i += blockDim.x) {
+    const float val = ToF32(xr[i]);
+    ss += val * val;
   }
   const float scale = rsqrtf(BlockSum(ss) / static_cast<float>(dim) + eps);
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+#pragma unroll
+  for (int j = 0; j < kNormCached; ++j) {
+    const int64_t i = threadIdx.x + int64_t{j} * blockDim.x;
+    if (i < dim) out[r * dim + i] = FromF32<Tout>(v[j] * scale * w[i]);
+  }
+  for (int64_t i = threadIdx.x + int64_t{kNormCached} * blockDim.x; i < dim; i += blockDim.x) {
     out[r * dim + i] = FromF32<Tout>(ToF32(xr[i]) * scale * w[i]);
   }
 }
@@ -28,11 +42,12 @@ __global__ void rmsnorm_kernel(const Tin* x, const float* w, Tout* out, int64_t 
 
 Status rmsnorm_cuda(const RmsNormParams& p, cudaStream_t stream) {
   if (p.n_rows == 0) return Status::Ok();
+  const int threads = NormThreads(p.dim);
   return DispatchDType(p.x_type, [&](auto x_zero) {
     return DispatchDType(p.out_type, [&](auto out_zero) {
       using Tin = decltype(x_zero);
       using Tout = decltype(out_zero);
-      rmsnorm_kernel<Tin, Tout><<<static_cast<unsigned>(p.n_rows), 256, 0, stream>>>(
+      rmsnorm_kernel<Tin, Tout><<<static_cast<unsigned>(p.n_rows), threads, 0, stream>>>(
           static_cast<const Tin*>(p.x), p.weight, static_cast<Tout*>(p.out), p.dim, p.eps);
       CUDA_RETURN_IF_LAUNCH_ERROR("rmsnorm_kernel");
       return Status::Ok();
