@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/cpu/add/add.h"
 #include "backend/cpu/add_rmsnorm/add_rmsnorm.h"
@@ -87,6 +88,12 @@ class Backend {
   // memory (converted to `act` unless it can use the stored format) and keeps the copy for the
   // backend's lifetime.
   virtual StatusOr<WeightView> PrepareWeight(const WeightView& host, DType act) = 0;
+  // Whether PrepareStacked is available: several weights with the same columns stacked by rows
+  // into one tensor, so that one matmul replaces several (q/k/v, gate/up).
+  virtual bool StacksWeights() const { return false; }
+  virtual StatusOr<WeightView> PrepareStacked(const std::vector<WeightView>& parts, DType act) {
+    return UnimplementedError(name() + ": no stacked weights");
+  }
   // Bytes of backend memory PrepareWeight(host, act) will take (0: none, it is used in place).
   virtual int64_t PreparedWeightBytes(const WeightView& host, DType act) const = 0;
   // The same for a 1-D F32 vector (norm weights, biases); null stays null.

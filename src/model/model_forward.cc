@@ -41,14 +41,11 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
   const int64_t T = s.n_tokens;
   float* x = x_->f32();
   void* xn = xn_->data();
-  float* q = qkv_->f32();
-  float* k = q + T * c.q_dim();
-  float* v = k + T * c.kv_dim();
+  const int64_t qkv_dim = c.q_dim() + 2 * c.kv_dim();
   void* attn = attn_->data();
   // Products that feed an elementwise op or the residual stay F32: each rounding to a half
   // type costs accuracy and these buffers are small next to the weights.
-  float* gate = ff_->f32();
-  float* up = gate + T * c.n_ff;
+
   void* act = act_->data();
   float* delta = delta_->f32();
   auto matmul = [&](const void* in, const WeightView& w, const float* bias, void* out,
@@ -71,24 +68,38 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
           be.AddRmsNorm({x, delta, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
     }
     // q, k and v stay F32 through bias, q/k norm and RoPE: K and V are rounded once, into the
-    // cache, and q not at all.
-    RETURN_IF_ERROR(matmul(xn, w.wq, w.bq.data, q, DType::kF32));
-    RETURN_IF_ERROR(matmul(xn, w.wk, w.bk.data, k, DType::kF32));
-    RETURN_IF_ERROR(matmul(xn, w.wv, w.bv.data, v, DType::kF32));
+    // cache, and q not at all. Stacked weights: one matmul, rows [T, q | k | v]; else three
+    // matmuls into [T, q], [T, k], [T, v].
+    const bool fused_qkv = w.wqkv.data != nullptr;
+    float* q = qkv_->f32();
+    float* k = fused_qkv ? q + c.q_dim() : q + T * c.q_dim();
+    float* v = fused_qkv ? k + c.kv_dim() : k + T * c.kv_dim();
+    const int64_t q_stride = fused_qkv ? qkv_dim : c.q_dim();
+    const int64_t kv_stride = fused_qkv ? qkv_dim : c.kv_dim();
+    if (fused_qkv) {
+      RETURN_IF_ERROR(matmul(xn, w.wqkv, w.bqkv.data, q, DType::kF32));
+    } else {
+      RETURN_IF_ERROR(matmul(xn, w.wq, w.bq.data, q, DType::kF32));
+      RETURN_IF_ERROR(matmul(xn, w.wk, w.bk.data, k, DType::kF32));
+      RETURN_IF_ERROR(matmul(xn, w.wv, w.bv.data, v, DType::kF32));
+    }
     if (c.qk_norm) {
       RETURN_IF_ERROR(be.RmsNorm({q, w.q_norm.data, q, T * c.n_head, c.head_dim, c.rms_eps}));
       RETURN_IF_ERROR(be.RmsNorm({k, w.k_norm.data, k, T * c.n_head_kv, c.head_dim, c.rms_eps}));
     }
-    RopeParams rope{q, s.pos, T, c.n_head, c.head_dim, 0, c.rope_dims,
+    RopeParams rope{q, s.pos, T, c.n_head, c.head_dim, q_stride, c.rope_dims,
                     c.rope_theta, c.rope_freq_scale, freq_factors, c.rope_style};
     RETURN_IF_ERROR(be.Rope(rope));
     rope.x = k;
     rope.n_heads = c.n_head_kv;
+    rope.token_stride = kv_stride;
     RETURN_IF_ERROR(be.Rope(rope));
-    RETURN_IF_ERROR(be.KvWrite({k, v, 0, 0, s.slots, T, c.n_head_kv, c.head_dim, num_slots,
+    RETURN_IF_ERROR(be.KvWrite({k, v, kv_stride, kv_stride, s.slots, T, c.n_head_kv, c.head_dim,
+                                num_slots,
                                 cache.k(l), cache.v(l), a, DType::kF32}));
     AttentionParams ap;
     ap.q = q;
+    ap.q_stride = q_stride;
     ap.k_cache = cache.k(l);
     ap.v_cache = cache.v(l);
     ap.out = attn;
@@ -110,9 +121,18 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
     RETURN_IF_ERROR(matmul(attn, w.wo, nullptr, delta, DType::kF32));
     RETURN_IF_ERROR(be.AddRmsNorm(
         {x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
-    RETURN_IF_ERROR(matmul(xn, w.w_gate, nullptr, gate, DType::kF32));
-    RETURN_IF_ERROR(matmul(xn, w.w_up, nullptr, up, DType::kF32));
-    RETURN_IF_ERROR(be.Swiglu({gate, up, act, T, c.n_ff, 0, 0, DType::kF32, a}));
+    // Stacked: one matmul, rows [T, gate | up]; else [T, gate] then [T, up].
+    float* gate = ff_->f32();
+    if (w.w_gate_up.data != nullptr) {
+      RETURN_IF_ERROR(matmul(xn, w.w_gate_up, nullptr, gate, DType::kF32));
+      RETURN_IF_ERROR(be.Swiglu(
+          {gate, gate + c.n_ff, act, T, c.n_ff, 2 * c.n_ff, 2 * c.n_ff, DType::kF32, a}));
+    } else {
+      float* up = gate + T * c.n_ff;
+      RETURN_IF_ERROR(matmul(xn, w.w_gate, nullptr, gate, DType::kF32));
+      RETURN_IF_ERROR(matmul(xn, w.w_up, nullptr, up, DType::kF32));
+      RETURN_IF_ERROR(be.Swiglu({gate, up, act, T, c.n_ff, 0, 0, DType::kF32, a}));
+    }
     RETURN_IF_ERROR(matmul(act, w.w_down, nullptr, delta, DType::kF32));
   }
   if (s.n_out == 0) return Status::Ok();

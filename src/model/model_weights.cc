@@ -180,8 +180,18 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
     return VectorView{p, v.size};
   };
   ModelWeights d;
+  // Projections that read the same input run as one matmul where the backend stacks weights
+  // (q/k norm needs q and k apart: those models keep separate matmuls for q/k/v).
+  const bool stack = backend.StacksWeights();
+  auto stacked = [&](const std::vector<WeightView>& parts) -> StatusOr<WeightView> {
+    ASSIGN_OR_RETURN(WeightView p, backend.PrepareStacked(parts, act));
+    for (const WeightView& w : parts) done_bytes += w.bytes();
+    if (progress) progress(std::min(done_bytes, total), total);
+    return p;
+  };
   // Fused tensors (phi3) are bound as row views of one tensor: prepare the whole tensor first.
   for (const LayerWeights& l : host.layers) {
+    if (stack) break;
     if (l.wk.data == l.wq.data + l.wq.bytes()) {
       WeightView whole = l.wq;
       whole.rows = l.wq.rows + l.wk.rows + l.wv.rows;
@@ -200,18 +210,44 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
   for (const LayerWeights& l : host.layers) {
     LayerWeights o;
     ASSIGN_OR_RETURN(o.attn_norm, vec(l.attn_norm));
-    ASSIGN_OR_RETURN(o.wq, weight(l.wq));
-    ASSIGN_OR_RETURN(o.wk, weight(l.wk));
-    ASSIGN_OR_RETURN(o.wv, weight(l.wv));
+    const bool same_types = l.wq.type == l.wk.type && l.wk.type == l.wv.type;
+    const bool all_biases = l.bq.data && l.bk.data && l.bv.data;
+    const bool no_biases = !l.bq.data && !l.bk.data && !l.bv.data;
+    if (stack && !l.q_norm.data && same_types && (all_biases || no_biases)) {
+      ASSIGN_OR_RETURN(o.wqkv, stacked({l.wq, l.wk, l.wv}));
+      o.wq = o.wqkv.Rows(0, l.wq.rows);
+      o.wk = o.wqkv.Rows(l.wq.rows, l.wk.rows);
+      o.wv = o.wqkv.Rows(l.wq.rows + l.wk.rows, l.wv.rows);
+      if (all_biases) {
+        std::vector<float> b(l.bq.data, l.bq.data + l.bq.size);
+        b.insert(b.end(), l.bk.data, l.bk.data + l.bk.size);
+        b.insert(b.end(), l.bv.data, l.bv.data + l.bv.size);
+        ASSIGN_OR_RETURN(const float* p, backend.PrepareVector(b.data(), b.size()));
+        o.bqkv = {p, static_cast<int64_t>(b.size())};
+        o.bq = {p, l.bq.size};
+        o.bk = {p + l.bq.size, l.bk.size};
+        o.bv = {p + l.bq.size + l.bk.size, l.bv.size};
+      }
+    } else {
+      ASSIGN_OR_RETURN(o.wq, weight(l.wq));
+      ASSIGN_OR_RETURN(o.wk, weight(l.wk));
+      ASSIGN_OR_RETURN(o.wv, weight(l.wv));
+      ASSIGN_OR_RETURN(o.bq, vec(l.bq));
+      ASSIGN_OR_RETURN(o.bk, vec(l.bk));
+      ASSIGN_OR_RETURN(o.bv, vec(l.bv));
+    }
     ASSIGN_OR_RETURN(o.wo, weight(l.wo));
-    ASSIGN_OR_RETURN(o.bq, vec(l.bq));
-    ASSIGN_OR_RETURN(o.bk, vec(l.bk));
-    ASSIGN_OR_RETURN(o.bv, vec(l.bv));
     ASSIGN_OR_RETURN(o.q_norm, vec(l.q_norm));
     ASSIGN_OR_RETURN(o.k_norm, vec(l.k_norm));
     ASSIGN_OR_RETURN(o.ffn_norm, vec(l.ffn_norm));
-    ASSIGN_OR_RETURN(o.w_gate, weight(l.w_gate));
-    ASSIGN_OR_RETURN(o.w_up, weight(l.w_up));
+    if (stack && l.w_gate.type == l.w_up.type) {
+      ASSIGN_OR_RETURN(o.w_gate_up, stacked({l.w_gate, l.w_up}));
+      o.w_gate = o.w_gate_up.Rows(0, l.w_gate.rows);
+      o.w_up = o.w_gate_up.Rows(l.w_gate.rows, l.w_up.rows);
+    } else {
+      ASSIGN_OR_RETURN(o.w_gate, weight(l.w_gate));
+      ASSIGN_OR_RETURN(o.w_up, weight(l.w_up));
+    }
     ASSIGN_OR_RETURN(o.w_down, weight(l.w_down));
     d.layers.push_back(o);
   }

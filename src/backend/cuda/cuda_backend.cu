@@ -143,9 +143,38 @@ class CudaBackend : public Backend {
   }
 
   StatusOr<WeightView> PrepareWeight(const WeightView& host, DType act) override {
+    return PrepareStacked({host}, act);
+  }
+  bool StacksWeights() const override { return true; }
+  StatusOr<WeightView> PrepareStacked(const std::vector<WeightView>& parts,
+                                      DType act) override {
     const int64_t es = static_cast<int64_t>(DTypeSize(act));
-    ASSIGN_OR_RETURN(auto buf, Alloc(static_cast<size_t>(host.rows * host.cols * es)));
+    int64_t rows = 0;
+    for (const WeightView& w : parts) {
+      if (w.cols != parts[0].cols) {
+        return InvalidArgumentError("stacked weights: " + std::to_string(w.cols) + " columns, " +
+                                    "expected " + std::to_string(parts[0].cols));
+      }
+      rows += w.rows;
+    }
+    const int64_t cols = parts[0].cols;
+    ASSIGN_OR_RETURN(auto buf, Alloc(static_cast<size_t>(rows * cols * es)));
     char* dst = static_cast<char*>(buf->data());
+    for (const WeightView& w : parts) {
+      RETURN_IF_ERROR(PrepareInto(w, act, dst));
+      dst += w.rows * cols * es;
+    }
+    const GgmlType type = act == DType::kF32   ? GgmlType::kF32
+                          : act == DType::kF16 ? GgmlType::kF16
+                                               : GgmlType::kBF16;
+    WeightView d{type, rows, cols, cols * es, static_cast<const uint8_t*>(buf->data())};
+    owned_.push_back(std::move(buf));
+    return d;
+  }
+
+  // Writes `host` converted to `act` (or as stored when it already is) at device address dst.
+  Status PrepareInto(const WeightView& host, DType act, char* dst) {
+    const int64_t es = static_cast<int64_t>(DTypeSize(act));
     DType native;
     if (NativeHalf(host.type, &native) && native == act && host.row_bytes == host.cols * es) {
       RETURN_IF_ERROR(Upload(dst, host.data, host.rows * host.row_bytes));  // as stored
@@ -184,13 +213,7 @@ class CudaBackend : public Backend {
       }
       RETURN_IF_ERROR(Synchronize());  // the staging buffer is freed on return
     }
-    const GgmlType type = act == DType::kF32   ? GgmlType::kF32
-                          : act == DType::kF16 ? GgmlType::kF16
-                                               : GgmlType::kBF16;
-    WeightView d{type, host.rows, host.cols, host.cols * es,
-                 static_cast<const uint8_t*>(buf->data())};
-    owned_.push_back(std::move(buf));
-    return d;
+    return Status::Ok();
   }
   StatusOr<const float*> PrepareVector(const float* host, int64_t n) override {
     if (host == nullptr) return static_cast<const float*>(nullptr);

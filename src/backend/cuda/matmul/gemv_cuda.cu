@@ -11,6 +11,7 @@ namespace {
 
 constexpr int kRowsPerBlock = 4;  // one warp each
 constexpr int kVec = 8;           // halves per 16-byte load
+constexpr int kUnroll = 8;        // loads in flight per lane
 
 // Eight halves (one uint4) times eight halves, summed in F32.
 template <typename T>
@@ -37,13 +38,13 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
 #pragma unroll
   for (int i = 0; i < M; ++i) acc[i] = 0.0f;
   int64_t c = lane;
-  // Four independent 16-byte weight loads in flight per lane.
-  for (; c + 96 < chunks; c += 128) {
-    uint4 wv[4];
+  // kUnroll independent 16-byte weight loads in flight per lane.
+  for (; c + 32 * (kUnroll - 1) < chunks; c += 32 * kUnroll) {
+    uint4 wv[kUnroll];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) wv[u] = __ldcs(wr + c + 32 * u);  // streamed: read once
+    for (int u = 0; u < kUnroll; ++u) wv[u] = __ldcs(wr + c + 32 * u);  // streamed: read once
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
+    for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
       for (int i = 0; i < M; ++i) {
         const uint4 xv = __ldg(reinterpret_cast<const uint4*>(x + i * ldx) + c + 32 * u);
