@@ -17,6 +17,7 @@
 #include "backend/cpu/matmul/matmul.h"
 #include "backend/cpu/rmsnorm/rmsnorm.h"
 #include "backend/cpu/rope/rope.h"
+#include "backend/cpu/rope_kv_write/rope_kv_write.h"
 #include "backend/cpu/swiglu/swiglu.h"
 #include "base/dtype.h"
 #include "base/status.h"
@@ -105,6 +106,7 @@ class Backend {
   virtual Status Matmul(const MatmulParams& p) = 0;
   virtual Status Rope(const RopeParams& p) = 0;
   virtual Status KvWrite(const KvWriteParams& p) = 0;
+  virtual Status RopeKvWrite(const RopeKvWriteParams& p) = 0;
   virtual Status Attention(const AttentionParams& p) = 0;
   virtual Status Swiglu(const SwigluParams& p) = 0;
   virtual Status Add(const AddParams& p) = 0;

@@ -87,16 +87,16 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
       RETURN_IF_ERROR(be.RmsNorm({q, w.q_norm.data, q, T * c.n_head, c.head_dim, c.rms_eps}));
       RETURN_IF_ERROR(be.RmsNorm({k, w.k_norm.data, k, T * c.n_head_kv, c.head_dim, c.rms_eps}));
     }
-    RopeParams rope{q, s.pos, T, c.n_head, c.head_dim, q_stride, c.rope_dims,
-                    c.rope_theta, c.rope_freq_scale, freq_factors, c.rope_style};
-    RETURN_IF_ERROR(be.Rope(rope));
-    rope.x = k;
-    rope.n_heads = c.n_head_kv;
-    rope.token_stride = kv_stride;
-    RETURN_IF_ERROR(be.Rope(rope));
-    RETURN_IF_ERROR(be.KvWrite({k, v, kv_stride, kv_stride, s.slots, T, c.n_head_kv, c.head_dim,
-                                num_slots,
-                                cache.k(l), cache.v(l), a, DType::kF32}));
+    RopeKvWriteParams rkv;
+    rkv.q = {q, s.pos, T, c.n_head, c.head_dim, q_stride, c.rope_dims,
+             c.rope_theta, c.rope_freq_scale, freq_factors, c.rope_style};
+    rkv.k = rkv.q;
+    rkv.k.x = k;
+    rkv.k.n_heads = c.n_head_kv;
+    rkv.k.token_stride = kv_stride;
+    rkv.kv = {k, v, kv_stride, kv_stride, s.slots, T, c.n_head_kv, c.head_dim, num_slots,
+              cache.k(l), cache.v(l), a, DType::kF32};
+    RETURN_IF_ERROR(be.RopeKvWrite(rkv));
     AttentionParams ap;
     ap.q = q;
     ap.q_stride = q_stride;

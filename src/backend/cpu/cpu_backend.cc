@@ -55,6 +55,7 @@ class HostBackendBase : public Backend {
   Status Embedding(const EmbeddingParams& p) override { return embedding_ref(p); }
   Status Rope(const RopeParams& p) override { return rope_ref(p); }
   Status KvWrite(const KvWriteParams& p) override { return kv_write_ref(p); }
+  Status RopeKvWrite(const RopeKvWriteParams& p) override { return rope_kv_write_ref(p); }
   Status Swiglu(const SwigluParams& p) override { return swiglu_ref(p); }
   Status Add(const AddParams& p) override { return add_ref(p); }
   Status GatherRows(const GatherRowsParams& p) override { return GatherRowsHost(p); }

@@ -231,6 +231,9 @@ class CudaBackend : public Backend {
   }
   Status Rope(const RopeParams& p) override { return cuda::rope_cuda(p, stream_); }
   Status KvWrite(const KvWriteParams& p) override { return cuda::kv_write_cuda(p, stream_); }
+  Status RopeKvWrite(const RopeKvWriteParams& p) override {
+    return cuda::rope_kv_write_cuda(p, stream_);
+  }
   Status Attention(const AttentionParams& p) override { return cuda::attention_cuda(p, stream_); }
   Status Swiglu(const SwigluParams& p) override { return cuda::swiglu_cuda(p, stream_); }
   Status Add(const AddParams& p) override { return cuda::add_cuda(p, stream_); }

@@ -14,6 +14,7 @@ Status rmsnorm_cuda(const RmsNormParams& p, cudaStream_t stream);
 Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream);
 Status rope_cuda(const RopeParams& p, cudaStream_t stream);
 Status kv_write_cuda(const KvWriteParams& p, cudaStream_t stream);
+Status rope_kv_write_cuda(const RopeKvWriteParams& p, cudaStream_t stream);
 Status attention_cuda(const AttentionParams& p, cudaStream_t stream);
 Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream);
 Status gather_rows_cuda(const GatherRowsParams& p, cudaStream_t stream);
