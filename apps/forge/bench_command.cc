@@ -1,4 +1,5 @@
 // forge bench --floor: the machine's floors (DESIGN.md), printed beside the card's known figures.
+// forge bench -m MODEL: pp/tg throughput beside its floors; with --batched, the n_seqs sweep.
 #include <cstdio>
 #include <fstream>
 
@@ -6,9 +7,10 @@
 
 #include "backend/cpu/memory_floor.h"
 #include "commands.h"
+#include "model/model_bench.h"
+#include "model_flags.h"
 #include "progress_bar.h"
 #include "runtime/backends.h"
-#include "model/model_bench.h"
 #ifdef FORGE_HAVE_CUDA
 #include "backend/cuda/device.h"
 #include "backend/cuda/floor/gpu_floor.h"
@@ -75,61 +77,127 @@ int RunFloor(const std::string& device, const std::string& json_path) {
   return 0;
 }
 
-int RunModel(const std::string& path, const std::string& device, int pp, int tg, int reps,
-             const std::string& json_path) {
-  auto backend = CreateBackend(device);
-  if (!backend.ok()) {
-    std::fprintf(stderr, "forge bench: %s\n", backend.status().ToString().c_str());
+// Floors of the model's backend, measured now (DESIGN.md): copy bandwidth and GEMM rate.
+struct Floors {
+  double copy_bytes_per_s = 0;
+  double flops_per_s = 0;
+  int threads = 0;  // CPU threads of the copy measurement (0 on a GPU)
+};
+
+StatusOr<Floors> MeasureFloors(Backend& backend) {
+  Floors f;
+#ifdef FORGE_HAVE_CUDA
+  if (backend.name() == "cuda") {
+    ASSIGN_OR_RETURN(cuda::GpuFloor floor, cuda::MeasureGpuFloor());
+    f.copy_bytes_per_s = floor.copy_bytes_per_second;
+    f.flops_per_s = floor.bf16_flops_per_second;
+    return f;
+  }
+#endif
+  CpuCopyBandwidth bw = MeasureCpuCopyBandwidth();
+  f.threads = bw.threads;
+  f.copy_bytes_per_s = bw.bytes_per_second;
+  f.flops_per_s = MeasureCpuMatmulRate();
+  (void)backend;
+  return f;
+}
+
+struct Loaded {
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Model> model;
+};
+
+StatusOr<Loaded> LoadModel(const std::string& path, const std::string& device,
+                           const ModelFlags& flags) {
+  Loaded l;
+  ASSIGN_OR_RETURN(l.backend, CreateBackend(device));
+  ASSIGN_OR_RETURN(l.model, Model::Load(path, l.backend.get(), StderrProgressBar("loading"),
+                                        ToModelOptions(flags)));
+  return l;
+}
+
+std::string Percent(double got, double floor) {
+  if (floor <= 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * got / floor);
+  return buf;
+}
+
+void PrintGraphStats(const Model& m) {
+  const ModelStats& st = m.stats();
+  std::printf("graphs: %lld captures, %lld replays; %lld eager forwards\n",
+              static_cast<long long>(st.graph_captures), static_cast<long long>(st.graph_replays),
+              static_cast<long long>(st.eager_forwards));
+}
+
+nlohmann::json StatsJson(const Model& m) {
+  const ModelStats& st = m.stats();
+  return {{"graph_captures", st.graph_captures},
+          {"graph_replays", st.graph_replays},
+          {"eager_forwards", st.eager_forwards}};
+}
+
+bool WriteJson(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out) std::fprintf(stderr, "forge bench: cannot write %s\n", path.c_str());
+  return static_cast<bool>(out);
+}
+
+struct ModelArgs {
+  std::string path, device, json;
+  ModelFlags flags;
+  int pp = 512, tg = 128, reps = 3;
+  std::vector<int> seqs = {1, 16, 64, 128};
+  int prefill_chunk = 2048;
+};
+
+int RunModel(const ModelArgs& a) {
+  auto loaded = LoadModel(a.path, a.device, a.flags);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", loaded.status().ToString().c_str());
     return 1;
   }
-  auto model = Model::Load(path, backend->get(), StderrProgressBar("loading"));
-  if (!model.ok()) {
-    std::fprintf(stderr, "forge bench: %s\n", model.status().ToString().c_str());
+  Model& model = *loaded->model;
+  auto floors = MeasureFloors(model.backend());
+  if (!floors.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", floors.status().ToString().c_str());
     return 1;
   }
   ModelBenchOptions o;
-  int threads = 0;
-#ifdef FORGE_HAVE_CUDA
-  if ((*backend)->name() == "cuda") {
-    auto floor = cuda::MeasureGpuFloor();
-    if (!floor.ok()) {
-      std::fprintf(stderr, "forge bench: %s\n", floor.status().ToString().c_str());
-      return 1;
-    }
-    o.copy_bytes_per_s = floor->copy_bytes_per_second;
-    o.flops_per_s = floor->bf16_flops_per_second;
-  }
-#endif
-  if ((*backend)->name() != "cuda") {
-    CpuCopyBandwidth bw = MeasureCpuCopyBandwidth();
-    threads = bw.threads;
-    o.copy_bytes_per_s = bw.bytes_per_second;
-    o.flops_per_s = MeasureCpuMatmulRate();
-  }
-  o.pp_tokens = pp;
-  o.tg_tokens = tg;
-  o.repetitions = reps;
-  auto r = RunModelBench(**model, o);
+  o.copy_bytes_per_s = floors->copy_bytes_per_s;
+  o.flops_per_s = floors->flops_per_s;
+  o.pp_tokens = a.pp;
+  o.tg_tokens = a.tg;
+  o.repetitions = a.reps;
+  auto r = RunModelBench(model, o);
   if (!r.ok()) {
     std::fprintf(stderr, "forge bench: %s\n", r.status().ToString().c_str());
     return 1;
   }
-  const ModelConfig& c = (*model)->config();
-  std::printf("model: %s (%s)\n", path.c_str(), c.Summary().c_str());
-  std::printf("backend: %s (%d host threads); floors: copy %.1f GB/s, matmul %.1f GFLOP/s\n",
-              r->backend.c_str(), threads, o.copy_bytes_per_s / 1e9, o.flops_per_s / 1e9);
+  const ModelConfig& c = model.config();
+  const int threads = floors->threads;
+  const int pp = a.pp, tg = a.tg;
+  std::printf("model: %s (%s)\n", a.path.c_str(), c.Summary().c_str());
+  std::printf("backend: %s (%d host threads), activations %s; floors: copy %.1f GB/s, "
+              "matmul %.1f GFLOP/s\n",
+              r->backend.c_str(), threads, DTypeName(model.dtype()), o.copy_bytes_per_s / 1e9,
+              o.flops_per_s / 1e9);
   std::printf("| %-8s | %14s | %14s | %9s |\n", "test", "tokens/s", "floor tok/s", "of floor");
-  std::printf("| %-8s | %14.2f | %14.2f | %8.1f%% |\n", ("pp" + std::to_string(pp)).c_str(),
+  std::printf("| %-8s | %14.2f | %14.2f | %9s |\n", ("pp" + std::to_string(pp)).c_str(),
               r->pp_tokens_per_s, r->pp_floor_tokens_per_s,
-              100.0 * r->pp_tokens_per_s / r->pp_floor_tokens_per_s);
-  std::printf("| %-8s | %14.2f | %14.2f | %8.1f%% |\n", ("tg" + std::to_string(tg)).c_str(),
+              Percent(r->pp_tokens_per_s, r->pp_floor_tokens_per_s).c_str());
+  std::printf("| %-8s | %14.2f | %14.2f | %9s |\n", ("tg" + std::to_string(tg)).c_str(),
               r->tg_tokens_per_s, r->tg_floor_tokens_per_s,
-              100.0 * r->tg_tokens_per_s / r->tg_floor_tokens_per_s);
+              Percent(r->tg_tokens_per_s, r->tg_floor_tokens_per_s).c_str());
   std::printf("decode bytes/token: %.1f MB weights + %.2f MB KV\n",
               r->weight_bytes_per_token / 1e6, r->kv_bytes_per_token / 1e6);
-  if (!json_path.empty()) {
-    nlohmann::json j = {{"model", path},
+  PrintGraphStats(model);
+  if (!a.json.empty()) {
+    nlohmann::json j = {{"model", a.path},
                         {"backend", r->backend},
+                        {"dtype", DTypeName(model.dtype())},
+                        {"graphs", !a.flags.no_graphs},
                         {"threads", threads},
                         {"copy_bytes_per_s", o.copy_bytes_per_s},
                         {"matmul_flops_per_s", o.flops_per_s},
@@ -140,9 +208,111 @@ int RunModel(const std::string& path, const std::string& device, int pp, int tg,
                         {"tg_tokens_per_s", r->tg_tokens_per_s},
                         {"tg_floor_tokens_per_s", r->tg_floor_tokens_per_s},
                         {"weight_bytes_per_token", r->weight_bytes_per_token},
-                        {"kv_bytes_per_token", r->kv_bytes_per_token}};
-    std::ofstream out(json_path);
-    out << j.dump(2) << "\n";
+                        {"kv_bytes_per_token", r->kv_bytes_per_token},
+                        {"stats", StatsJson(model)}};
+    if (!WriteJson(a.json, j)) return 1;
+  }
+  return 0;
+}
+
+// The n_seqs sweep (like llama-batched-bench): a markdown table, each figure beside its floor.
+int RunBatched(const ModelArgs& a) {
+  auto loaded = LoadModel(a.path, a.device, a.flags);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", loaded.status().ToString().c_str());
+    return 1;
+  }
+  Model& model = *loaded->model;
+  auto floors = MeasureFloors(model.backend());
+  if (!floors.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", floors.status().ToString().c_str());
+    return 1;
+  }
+  BatchedBenchOptions o;
+  o.n_seqs = a.seqs;
+  o.pp_tokens = a.pp;
+  o.tg_tokens = a.tg;
+  o.prefill_chunk_tokens = a.prefill_chunk;
+  o.copy_bytes_per_s = floors->copy_bytes_per_s;
+  o.flops_per_s = floors->flops_per_s;
+  auto r = RunBatchedBench(model, o);
+  if (!r.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", r.status().ToString().c_str());
+    return 1;
+  }
+  const ModelConfig& c = model.config();
+  std::printf("model: %s (%s)\n", a.path.c_str(), c.Summary().c_str());
+  std::printf("backend: %s, activations/KV %s, graphs %s; floors: copy %.1f GB/s, "
+              "GEMM %.1f GFLOP/s\n",
+              r->backend.c_str(), DTypeName(r->dtype),
+              !model.backend().SupportsGraphs() ? "none on this backend"
+              : a.flags.no_graphs               ? "off"
+                                                : "on",
+              o.copy_bytes_per_s / 1e9, o.flops_per_s / 1e9);
+  std::printf("per sequence: pp %d + tg %d tokens; prefill in forward calls of <= %d tokens; "
+              "KV pool %lld blocks of %d (%.2f MiB)\n",
+              o.pp_tokens, o.tg_tokens, o.prefill_chunk_tokens,
+              static_cast<long long>(r->kv_blocks), o.block_size,
+              double(r->kv_blocks) * o.block_size * r->kv_bytes_per_token / (1 << 20));
+  std::printf("decode floor bytes per step: %.1f MB weights as stored (the backend holds "
+              "%.1f MB) + %.4f MB K/V per sequence and position\n",
+              r->weight_bytes_per_step / 1e6, r->backend_weight_bytes / 1e6,
+              r->kv_bytes_per_token / 1e6);
+  std::printf("\n| %6s | %5s | %5s | %11s | %11s | %6s | %11s | %11s | %6s | %11s | %9s |\n",
+              "n_seqs", "PP", "TG", "S_PP t/s", "floor", "%", "S_TG t/s", "floor", "%", "S t/s",
+              "graphs");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "-------:", "------:", "------:",
+              "------------:", "------------:", "-------:", "------------:", "------------:",
+              "-------:", "------------:", "----------:");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BatchedBenchRow& w : r->rows) {
+    const std::string graphs =
+        std::to_string(w.decode_graph_captures) + "/" + std::to_string(w.decode_graph_replays);
+    std::printf("| %6d | %5d | %5d | %11.2f | %11.2f | %6s | %11.2f | %11.2f | %6s | %11.2f | "
+                "%9s |\n",
+                w.n_seqs, o.pp_tokens, o.tg_tokens, w.s_pp, w.s_pp_floor,
+                Percent(w.s_pp, w.s_pp_floor).c_str(), w.s_tg, w.s_tg_floor,
+                Percent(w.s_tg, w.s_tg_floor).c_str(), w.s, graphs.c_str());
+    rows.push_back({{"n_seqs", w.n_seqs},
+                    {"prompt_tokens", w.prompt_tokens},
+                    {"generated_tokens", w.generated_tokens},
+                    {"prefill_calls", w.prefill_calls},
+                    {"prefill_seconds", w.prefill_seconds},
+                    {"decode_seconds", w.decode_seconds},
+                    {"s_pp", w.s_pp},
+                    {"s_pp_floor", w.s_pp_floor},
+                    {"s_tg", w.s_tg},
+                    {"s_tg_floor", w.s_tg_floor},
+                    {"s", w.s},
+                    {"s_floor", w.s_floor},
+                    {"prefill_flops", w.prefill_flops},
+                    {"decode_bytes", w.decode_bytes},
+                    {"decode_graph_captures", w.decode_graph_captures},
+                    {"decode_graph_replays", w.decode_graph_replays},
+                    {"decode_eager_forwards", w.decode_eager_forwards}});
+  }
+  std::printf("\n(graphs: captures/replays in the timed decode steps; %% = measured / floor)\n");
+  PrintGraphStats(model);
+  if (!a.json.empty()) {
+    nlohmann::json j = {{"model", a.path},
+                        {"backend", r->backend},
+                        {"dtype", DTypeName(r->dtype)},
+                        {"graphs", !a.flags.no_graphs},
+                        {"threads", floors->threads},
+                        {"copy_bytes_per_s", o.copy_bytes_per_s},
+                        {"flops_per_s", o.flops_per_s},
+                        {"pp_tokens", o.pp_tokens},
+                        {"tg_tokens", o.tg_tokens},
+                        {"prefill_chunk_tokens", o.prefill_chunk_tokens},
+                        {"block_size", o.block_size},
+                        {"kv_blocks", r->kv_blocks},
+                        {"weight_bytes_per_step", r->weight_bytes_per_step},
+                        {"backend_weight_bytes", r->backend_weight_bytes},
+                        {"kv_bytes_per_token", r->kv_bytes_per_token},
+                        {"params_outside_embedding", r->params_outside_embedding},
+                        {"rows", rows},
+                        {"stats", StatsJson(model)}};
+    if (!WriteJson(a.json, j)) return 1;
   }
   return 0;
 }
@@ -151,30 +321,38 @@ int RunModel(const std::string& path, const std::string& device, int pp, int tg,
 
 void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   struct Args {
-    bool floor = false;
-    std::string device = "auto", json, model;
-    int pp = 512, tg = 128, reps = 3;
+    bool floor = false, batched = false;
+    ModelArgs m;
   };
   auto args = std::make_shared<Args>();
+  args->m.device = "auto";
   CLI::App* cmd = app.add_subcommand("bench", "Measure speed against the machine's floors");
   cmd->add_flag("--floor", args->floor, "Measure copy bandwidth and GEMM rate of the device");
-  cmd->add_option("--device", args->device, "auto|cpu|cuda")
+  cmd->add_option("--device", args->m.device, "auto|cpu|cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd->add_option("--json", args->json, "Also write the results as JSON to this file");
-  cmd->add_option("-m,--model", args->model, "GGUF model: pp/tg throughput beside the floors");
-  cmd->add_option("-p,--pp", args->pp, "Prompt tokens of the prefill test (0: skip)");
-  cmd->add_option("-n,--tg", args->tg, "Generated tokens of the decode test (0: skip)");
-  cmd->add_option("-r,--repetitions", args->reps, "Timed repetitions (median)");
+  cmd->add_option("--json", args->m.json, "Also write the results as JSON to this file");
+  cmd->add_option("-m,--model", args->m.path, "GGUF model: pp/tg throughput beside the floors");
+  cmd->add_option("-p,--pp", args->m.pp,
+                  "Prompt tokens of the prefill test (0: skip); with --batched: per sequence");
+  cmd->add_option("-n,--tg", args->m.tg,
+                  "Generated tokens of the decode test (0: skip); with --batched: per sequence");
+  cmd->add_option("-r,--repetitions", args->m.reps, "Timed repetitions (median; not --batched)");
+  cmd->add_flag("--batched", args->batched,
+                "Sweep batch sizes like llama-batched-bench: --seqs prompts of --pp tokens, "
+                "then --tg decode steps of all sequences together");
+  cmd->add_option("--seqs", args->m.seqs, "With --batched: sequence counts, e.g. 1,16,64,128")
+      ->delimiter(',');
+  cmd->add_option("--prefill-chunk", args->m.prefill_chunk,
+                  "With --batched: most prompt tokens per prefill forward call");
+  AddModelFlags(cmd, &args->m.flags);
   cmd->callback([args, runner] {
     *runner = [args]() -> int {
-      if (!args->model.empty()) {
-        return RunModel(args->model, args->device, args->pp, args->tg, args->reps, args->json);
-      }
+      if (!args->m.path.empty()) return args->batched ? RunBatched(args->m) : RunModel(args->m);
       if (!args->floor) {
         std::fprintf(stderr, "forge bench: give -m MODEL or --floor\n");
         return 2;
       }
-      return RunFloor(args->device, args->json);
+      return RunFloor(args->m.device, args->m.json);
     };
   });
 }

@@ -4,9 +4,10 @@
 #include <iostream>
 
 #include "commands.h"
+#include "engine/generator.h"
+#include "model_flags.h"
 #include "progress_bar.h"
 #include "runtime/backends.h"
-#include "engine/generator.h"
 #include "tokenizer/chat_template.h"
 
 namespace forge::cli {
@@ -25,6 +26,7 @@ void AddChatCommand(CLI::App& app, CommandRunner* runner) {
     int64_t ctx = 0;
     double temp = 0.7, top_p = 0.95;
     uint64_t seed = 0;
+    ModelFlags model_flags;
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("chat", "Chat with a model through its chat template");
@@ -36,6 +38,7 @@ void AddChatCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--temp", a->temp, "Temperature (0: greedy)");
   cmd->add_option("--top-p", a->top_p, "Top-p");
   cmd->add_option("--seed", a->seed, "Random seed");
+  AddModelFlags(cmd, &a->model_flags);
   cmd->callback([a, runner] {
     *runner = [a]() -> int {
       auto backend = CreateBackend(a->device);
@@ -43,7 +46,8 @@ void AddChatCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge chat: %s\n", backend.status().ToString().c_str());
         return 1;
       }
-      auto model = Model::Load(a->model, backend->get(), StderrProgressBar("loading"));
+      auto model = Model::Load(a->model, backend->get(), StderrProgressBar("loading"),
+                               ToModelOptions(a->model_flags));
       if (!model.ok()) {
         std::fprintf(stderr, "forge chat: %s\n", model.status().ToString().c_str());
         return 1;

@@ -4,8 +4,9 @@
 #include <sstream>
 
 #include "commands.h"
-#include "runtime/backends.h"
 #include "model/teacher_forced.h"
+#include "model_flags.h"
+#include "runtime/backends.h"
 
 namespace forge::cli {
 
@@ -13,6 +14,7 @@ void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
   struct Args {
     std::string device = "auto", model, ids, out;
     int chunk = 0;
+    ModelFlags model_flags;
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("logits", "Teacher-forced logits of a token sequence");
@@ -21,6 +23,7 @@ void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--ids", args->ids, "Token ids, comma or space separated")->required();
   cmd->add_option("--out", args->out, "Write float32 logits here");
   cmd->add_option("--chunk", args->chunk, "Prefill chunk size (0: one batch)");
+  AddModelFlags(cmd, &args->model_flags);
   cmd->callback([args, runner] {
     *runner = [args]() -> int {
       std::vector<int32_t> ids;
@@ -38,7 +41,8 @@ void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge logits: %s\n", backend.status().ToString().c_str());
         return 1;
       }
-      auto model = Model::Load(args->model, backend->get());
+      auto model =
+          Model::Load(args->model, backend->get(), {}, ToModelOptions(args->model_flags));
       if (!model.ok()) {
         std::fprintf(stderr, "forge logits: %s\n", model.status().ToString().c_str());
         return 1;

@@ -6,10 +6,11 @@
 #include <fstream>
 
 #include "commands.h"
-#include "progress_bar.h"
-#include "runtime/backends.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
+#include "model_flags.h"
+#include "progress_bar.h"
+#include "runtime/backends.h"
 
 namespace forge::cli {
 namespace {
@@ -24,7 +25,9 @@ struct Args {
   bool has_seed = false, ignore_eos = false, no_special = false;
   std::vector<std::string> stop;
   int parallel = 16, batch_tokens = 512;
-  int64_t kv_mb = 1024;
+  int64_t kv_mb = 0;
+  double gpu_memory_fraction = 0.9;
+  ModelFlags model_flags;
 };
 
 SamplingParams Params(const Args& a) {
@@ -91,6 +94,10 @@ int RunMany(const Args& a, Model& model, const Tokenizer& tokenizer) {
   opt.max_num_seqs = a.parallel;
   opt.max_num_batched_tokens = std::max(a.batch_tokens, a.parallel);
   opt.kv_cache_bytes = a.kv_mb << 20;
+  opt.gpu_memory_fraction = a.gpu_memory_fraction;
+  int64_t free_bytes = 0, total_bytes = 0;
+  model.backend().MemoryInfo(&free_bytes, &total_bytes);
+  if (a.kv_mb == 0 && total_bytes == 0) opt.kv_cache_bytes = int64_t{1024} << 20;  // host memory
   auto engine = Engine::Create(model, &tokenizer, opt);
   if (!engine.ok()) {
     std::fprintf(stderr, "forge run: %s\n", engine.status().ToString().c_str());
@@ -173,7 +180,13 @@ void AddRunCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_flag("--no-special", a->no_special, "Add no BOS to the prompt");
   cmd->add_option("--parallel", a->parallel, "With --prompts-file: most sequences at once");
   cmd->add_option("--batch-tokens", a->batch_tokens, "With --prompts-file: tokens per step");
-  cmd->add_option("--kv-cache-mb", a->kv_mb, "With --prompts-file: KV cache budget in MiB");
+  cmd->add_option("--kv-cache-mb", a->kv_mb,
+                  "With --prompts-file: KV cache budget in MiB (0: on a GPU, planned from "
+                  "--gpu-memory-fraction; on the CPU, 1024)");
+  cmd->add_option("--gpu-memory-fraction", a->gpu_memory_fraction,
+                  "With --prompts-file: fraction of the GPU's memory Forge may use in all "
+                  "(weights, workspace, KV cache), in (0, 1]");
+  AddModelFlags(cmd, &a->model_flags);
   auto* seed = cmd->add_option("--seed", a->seed, "Random seed");
   cmd->callback([a, runner, seed] {
     a->has_seed = seed->count() > 0;
@@ -187,7 +200,8 @@ void AddRunCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge run: %s\n", backend.status().ToString().c_str());
         return 1;
       }
-      auto model = Model::Load(a->model, backend->get(), StderrProgressBar("loading"));
+      auto model = Model::Load(a->model, backend->get(), StderrProgressBar("loading"),
+                               ToModelOptions(a->model_flags));
       if (!model.ok()) {
         std::fprintf(stderr, "forge run: %s\n", model.status().ToString().c_str());
         return 1;

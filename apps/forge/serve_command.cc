@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "engine/engine.h"
+#include "model_flags.h"
 #include "runtime/backends.h"
 #include "server/server.h"
 #include "tokenizer/chat_template.h"
@@ -26,7 +27,9 @@ struct Args {
   server::ServerOptions server;
   int64_t ctx = 0;
   int parallel = 16, batch_tokens = 512, step_delay_ms = 0, load_delay_ms = 0;
-  int64_t kv_mb = 1024;
+  int64_t kv_mb = 0;  // 0: planned from gpu_memory_fraction on a GPU, 1024 MiB on the CPU
+  double gpu_memory_fraction = 0.9;
+  ModelFlags model_flags;
 };
 
 int Fail(const char* what, const Status& s) {
@@ -64,7 +67,7 @@ int Serve(Args& a) {
   }
   auto backend = CreateBackend(a.device);
   if (!backend.ok()) return Fail("device", backend.status());
-  auto model = Model::Load(a.model, backend->get());
+  auto model = Model::Load(a.model, backend->get(), {}, ToModelOptions(a.model_flags));
   if (!model.ok()) return Fail("model", model.status());
   auto tokenizer = Tokenizer::FromGguf((*model)->file());
   if (!tokenizer.ok()) return Fail("tokenizer", tokenizer.status());
@@ -83,6 +86,10 @@ int Serve(Args& a) {
   opt.max_num_seqs = a.parallel;
   opt.max_num_batched_tokens = std::max(a.batch_tokens, a.parallel);
   opt.kv_cache_bytes = a.kv_mb << 20;
+  opt.gpu_memory_fraction = a.gpu_memory_fraction;
+  int64_t free_b = 0, total_b = 0;
+  (*model)->backend().MemoryInfo(&free_b, &total_b);
+  if (a.kv_mb == 0 && total_b == 0) opt.kv_cache_bytes = int64_t{1024} << 20;  // the CPU
   opt.step_delay = std::chrono::milliseconds(a.step_delay_ms);
   auto engine = Engine::Create(**model, tokenizer->get(), opt);
   if (!engine.ok()) return Fail("engine", engine.status());
@@ -129,7 +136,13 @@ void AddServeCommand(CLI::App& app, CommandRunner* runner) {
                   "Requests that may wait beyond --parallel running ones; then 429");
   cmd->add_option("--parallel", a->parallel, "Most sequences running at once");
   cmd->add_option("--batch-tokens", a->batch_tokens, "Most tokens per engine step");
-  cmd->add_option("--kv-cache-mb", a->kv_mb, "KV cache budget in MiB");
+  cmd->add_option("--kv-cache-mb", a->kv_mb,
+                  "KV cache budget in MiB (0: on a GPU, planned from --gpu-memory-fraction; on "
+                  "the CPU, 1024)");
+  cmd->add_option("--gpu-memory-fraction", a->gpu_memory_fraction,
+                  "Fraction of the GPU's memory Forge may use in all (weights, workspace, KV "
+                  "cache), in (0, 1]");
+  AddModelFlags(cmd, &a->model_flags);
   cmd->add_option("--threads", a->server.threads, "HTTP I/O threads");
   cmd->add_option("--default-max-tokens", a->server.default_max_tokens,
                   "max_tokens of requests that give none (capped by the context)");

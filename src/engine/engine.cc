@@ -2,7 +2,11 @@
 // thread and the statistics snapshot. The step itself is in engine_step.cc.
 #include "engine/engine.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "base/logging.h"
 #include "engine/request_state.h"
@@ -11,6 +15,73 @@ namespace forge {
 namespace {
 
 std::string Str(int64_t v) { return std::to_string(v); }
+std::string MiB(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+std::string Fraction(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", f);
+  return buf;
+}
+
+// Backend bytes the model's weight matrices take (views into one tensor counted once).
+int64_t WeightBytes(const ModelWeights& w) {
+  std::vector<std::pair<const uint8_t*, const uint8_t*>> spans;
+  auto add = [&](const WeightView& v) {
+    if (v.data != nullptr) spans.emplace_back(v.data, v.data + v.bytes());
+  };
+  add(w.token_embd);
+  add(w.output);
+  for (const LayerWeights& l : w.layers) {
+    for (const WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down,
+                                &l.wqkv, &l.w_gate_up}) {
+      add(*v);
+    }
+  }
+  std::sort(spans.begin(), spans.end());
+  int64_t bytes = 0;
+  const uint8_t* end = nullptr;
+  for (const auto& [b, e] : spans) {
+    const uint8_t* from = std::max(b, end);
+    if (e > from) bytes += e - from;
+    end = std::max(end, e);
+  }
+  return bytes;
+}
+
+// The KV budget on a backend that reports its memory: reserves the workspace for the largest
+// step, then leaves total * (1 - fraction) of the device free. Error when one full context does
+// not fit.
+StatusOr<int64_t> PlanDeviceKvBudget(Model& model, const EngineOptions& o, int64_t ctx,
+                                     const KvCacheShape& shape, int64_t* workspace_bytes) {
+  Backend& be = model.backend();
+  int64_t free_before = 0, total = 0;
+  be.MemoryInfo(&free_before, &total);
+  // Decode steps run padded to a graph bucket (<= the next power of two) tokens and logits rows.
+  int64_t rows = 1;
+  while (rows < o.max_num_seqs) rows *= 2;
+  RETURN_IF_ERROR(model.ReserveWorkspace(std::max<int64_t>(o.max_num_batched_tokens, rows), rows));
+  int64_t free_bytes = 0;
+  be.MemoryInfo(&free_bytes, &total);
+  *workspace_bytes = std::max<int64_t>(free_before - free_bytes, 0);
+  const int64_t reserve = static_cast<int64_t>(static_cast<double>(total) *
+                                               (1.0 - o.gpu_memory_fraction));
+  const int64_t budget = free_bytes - reserve;
+  const int64_t per_ctx = (ctx + shape.block_size - 1) / shape.block_size * shape.bytes_per_block();
+  if (budget < per_ctx) {
+    return ResourceExhaustedError(
+        "engine: no room for the KV cache on " + be.name() + ": " + MiB(free_bytes) +
+        " free of " + MiB(total) + " after the weights (" + MiB(WeightBytes(model.weights())) +
+        ") and the workspace (" + MiB(*workspace_bytes) + "); gpu_memory_fraction=" +
+        Fraction(o.gpu_memory_fraction) + " keeps " + MiB(reserve) + " free, leaving " +
+        MiB(std::max<int64_t>(budget, 0)) + ", but one context of " + Str(ctx) +
+        " tokens needs " + MiB(per_ctx) + " as " + DTypeName(shape.dtype) +
+        " (lower ctx_size, raise gpu_memory_fraction or use a smaller model)");
+  }
+  return budget;
+}
 
 }  // namespace
 
@@ -30,6 +101,10 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer* 
   if (options.block_size <= 0) {
     return InvalidArgumentError("engine: block_size=" + Str(options.block_size) + ": must be > 0");
   }
+  if (!(options.gpu_memory_fraction > 0.0 && options.gpu_memory_fraction <= 1.0)) {
+    return InvalidArgumentError("engine: gpu_memory_fraction=" +
+                                Fraction(options.gpu_memory_fraction) + ": must be in (0, 1]");
+  }
   if (options.num_kv_blocks < 0) {
     return InvalidArgumentError("engine: num_kv_blocks=" + Str(options.num_kv_blocks) +
                                 ": must be >= 0 (0: planned from ctx_size and max_num_seqs)");
@@ -45,9 +120,32 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer* 
       return InvalidArgumentError("engine: max_num_seqs=" + Str(options.max_num_seqs) +
                                   ": must be > 0");
     }
-    ASSIGN_OR_RETURN(int64_t blocks, PlanKvBlocks(model.CacheShape(1, options.block_size), ctx,
-                                                  options.max_num_seqs, options.kv_cache_bytes));
+    const KvCacheShape shape = model.CacheShape(1, options.block_size);
+    int64_t budget = options.kv_cache_bytes;
+    int64_t free_bytes = 0, total_bytes = 0, workspace_bytes = 0;
+    model.backend().MemoryInfo(&free_bytes, &total_bytes);
+    const bool plan_device = budget == 0 && total_bytes > 0;
+    if (plan_device) {
+      SchedulerOptions check = so;  // the limits the workspace is sized by, before allocating
+      check.num_blocks = 1;
+      RETURN_IF_ERROR(check.Validate());
+      ASSIGN_OR_RETURN(budget, PlanDeviceKvBudget(model, options, ctx, shape, &workspace_bytes));
+    }
+    ASSIGN_OR_RETURN(int64_t blocks,
+                     PlanKvBlocks(shape, ctx, options.max_num_seqs, budget));
     so.num_blocks = static_cast<int32_t>(std::min<int64_t>(blocks, INT32_MAX));
+    if (plan_device) {
+      model.backend().MemoryInfo(&free_bytes, &total_bytes);
+      const int64_t kv = int64_t{so.num_blocks} * shape.bytes_per_block();
+      LOG(INFO) << "memory plan (" << model.backend().name() << ", gpu_memory_fraction "
+                << options.gpu_memory_fraction << "): weights " << MiB(WeightBytes(model.weights()))
+                << ", workspace " << MiB(workspace_bytes) << ", KV cache " << MiB(kv) << " ("
+                << so.num_blocks << " blocks of " << options.block_size << " tokens, "
+                << DTypeName(shape.dtype) << ", " << (int64_t{so.num_blocks} * options.block_size)
+                << " tokens = " << (int64_t{so.num_blocks} * options.block_size / ctx)
+                << " full contexts of " << ctx << "); " << MiB(free_bytes) << " of "
+                << MiB(total_bytes) << " free before the KV cache";
+    }
   }
   RETURN_IF_ERROR(so.Validate());
   auto engine = std::unique_ptr<Engine>(new Engine(model, tokenizer, options));

@@ -25,7 +25,14 @@ struct EngineOptions {
   int32_t block_size = 16;
   // KV blocks in the pool; 0: enough for max_num_seqs full contexts, capped by kv_cache_bytes.
   int32_t num_kv_blocks = 0;
-  int64_t kv_cache_bytes = 0;  // 0: no cap
+  // 0: no cap, except on a backend that reports its memory (a GPU), where the cap is planned
+  // from gpu_memory_fraction.
+  int64_t kv_cache_bytes = 0;
+  // Share of the device's total memory this process may hold in all (weights, workspace, KV
+  // cache, the runtime's own), in (0, 1]. With num_kv_blocks == 0 and kv_cache_bytes == 0 on a
+  // backend that reports its memory, the workspace is reserved first and the KV pool gets
+  // free - total * (1 - fraction).
+  double gpu_memory_fraction = 0.9;
   int32_t max_num_seqs = 64;
   int32_t max_num_batched_tokens = 512;  // >= max_num_seqs
   bool enable_prefix_caching = true;

@@ -1,0 +1,76 @@
+// `forge bench --batched` and the model flags as users run them on the CPU: the sweep's table and
+// JSON (one row per n_seqs, token counts as asked), --dtype refused where the backend lacks it,
+// and --gpu-memory-fraction checked by `forge run`.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support/cli_runner.h"
+#include "support/test_env.h"
+
+namespace forge {
+namespace {
+
+using testing::RunForge;
+
+class BenchCliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::TempDir();
+    model_ = dir_ + "/tiny.gguf";
+    auto r = RunForge("make-model --preset tiny --threads 1 '" + model_ + "'", dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::string dir_, model_;
+};
+
+TEST_F(BenchCliTest, BatchedSweepPrintsATableAndWritesJson) {
+  const std::string json = dir_ + "/b.json";
+  auto r = RunForge("bench -m '" + model_ + "' --batched --seqs 1,3 --pp 8 --tg 4 --device cpu "
+                    "--no-graphs --json '" + json + "'", dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| n_seqs |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("activations/KV f32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("graphs:"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["dtype"], "f32");
+  EXPECT_EQ(j["graphs"], false);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["n_seqs"], 1);
+  EXPECT_EQ(j["rows"][1]["n_seqs"], 3);
+  EXPECT_EQ(j["rows"][1]["prompt_tokens"], 24);
+  EXPECT_EQ(j["rows"][1]["generated_tokens"], 12);
+  for (const auto& row : j["rows"]) {
+    EXPECT_GT(row["s"].get<double>(), 0);
+    EXPECT_GT(row["s_tg_floor"].get<double>(), 0);
+    EXPECT_GT(row["s_pp_floor"].get<double>(), 0);
+  }
+}
+
+TEST_F(BenchCliTest, FlagErrors) {
+  struct Case {
+    std::string args, expect;
+  } cases[] = {
+      {"bench -m '" + model_ + "' --batched --device cpu --dtype f16",
+       "cpu backend does not run f16 activations"},
+      {"bench -m '" + model_ + "' --batched --device cpu --dtype f64", "--dtype"},
+      {"bench -m '" + model_ + "' --batched --seqs 0 --device cpu", "n_seqs=0"},
+      {"logits -m '" + model_ + "' --ids 1,2 --device cpu --dtype bf16",
+       "cpu backend does not run bf16 activations"},
+      {"run -m '" + testing::TestDataPath("models/stories260K.gguf") +
+           "' --prompts-file '" + dir_ + "/prompts.txt' -n 4 --device cpu --gpu-memory-fraction 0",
+       "gpu_memory_fraction=0: must be in (0, 1]"},
+  };
+  std::ofstream(dir_ + "/prompts.txt") << "Once upon a time\n";
+  for (const Case& c : cases) {
+    auto r = RunForge(c.args, dir_);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_NE(r.err.find(c.expect), std::string::npos) << c.args << "\n" << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace forge
