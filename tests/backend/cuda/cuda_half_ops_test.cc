@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "backend/cuda/attention/attention_prefill_cuda.h"
 #include "backend/cuda/cuda_backend.h"
 #include "base/half.h"
 #include "support/op_harness.h"
@@ -247,12 +248,26 @@ TEST_P(CudaHalfOpsTest, KvWriteAndPagedAttention) {
     int64_t H, KV, D;
     std::vector<std::pair<int, int>> seqs;  // (cached prefix, new tokens)
   };
-  const std::vector<Case> cases = {{8, 8, 64, {{0, 1}}},
-                                   {8, 2, 80, {{15, 1}, {0, 17}, {16, 16}}},
-                                   {32, 4, 128, {{100, 1}, {33, 1}, {0, 5}}},
-                                   {4, 4, 96, {{7, 13}, {0, 7}}},
-                                   {8, 1, 8, {{1000, 1}, {5, 300}}},
-                                   {6, 3, 200, {{17, 2}, {0, 0}, {3, 1}}}};
+  std::vector<Case> cases = {{8, 8, 64, {{0, 1}}},
+                             {8, 2, 80, {{15, 1}, {0, 17}, {16, 16}}},
+                             {32, 4, 128, {{100, 1}, {33, 1}, {0, 5}}},
+                             {4, 4, 96, {{7, 13}, {0, 7}}},
+                             {8, 1, 8, {{1000, 1}, {5, 300}}},
+                             {6, 3, 200, {{17, 2}, {0, 0}, {3, 1}}},
+                             // The tensor-core prefill kernel: many query and key tiles,
+                             // tiles that straddle sequences, empty and decode sequences.
+                             {16, 4, 128, {{40, 300}}},
+                             {8, 8, 64, {{0, 1}, {0, 63}, {3, 64}, {0, 65}, {20, 130}}},
+                             {8, 1, 64, {{9, 1}, {0, 0}, {64, 63}, {0, 64}, {1, 65}, {0, 130}}},
+                             {4, 4, 80, {{0, 130}, {16, 65}, {0, 64}, {30, 0}, {5, 63}, {0, 1}}},
+                             {16, 2, 80, {{0, 1}, {0, 63}, {0, 64}, {63, 65}, {2, 130}}},
+                             {8, 8, 96, {{0, 65}, {0, 1}, {7, 130}, {0, 63}, {0, 64}}},
+                             {8, 1, 96, {{100, 130}, {0, 64}, {0, 65}, {1, 1}, {0, 63}}}};
+  // More than 32 sequences (the prefill kernel finds its tile scanning 32 at a time): decodes
+  // around two prefill chunks.
+  Case many{8, 2, 64, {}};
+  for (int s = 0; s < 40; ++s) many.seqs.push_back({s % 7 * 5, s == 17 ? 70 : s == 33 ? 2 : 1});
+  cases.push_back(many);
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const Case& c = cases[ci];
     // New K/V and q in the dtype, or F32 (as the model passes them) in every other case.
@@ -326,9 +341,74 @@ TEST_P(CudaHalfOpsTest, KvWriteAndPagedAttention) {
     p.dtype = t;
     ASSERT_TRUE(be_->Attention(p).ok());
     auto got = dev.Get(out, T * c.H * c.D, t, &guards);
-    EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), T * c.H * c.D, kHalfBound) << "head_dim " << c.D;
+    EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), T * c.H * c.D, kHalfBound)
+        << "case " << ci << " head_dim " << c.D << " q " << DTypeName(src_t) << " kernel "
+        << (cuda::AttentionPrefillApplies(p) ? "prefill" : "generic");
     EXPECT_TRUE(guards);
   }
+}
+
+// The fused op on the model's layout: q, k, v rows of one [T, q | k | v] F32 buffer, a cache in
+// the dtype; against rope_kv_write_ref on the host (q exact to F32 rounding, the cache exact).
+TEST_P(CudaHalfOpsTest, RopeKvWriteMatchesTheSeparateOps) {
+  const DType t = GetParam();
+  for (RopeStyle style : {RopeStyle::kAdjacent, RopeStyle::kNeox}) {
+    for (auto [H, KV, D] : {std::tuple<int64_t, int64_t, int64_t>{8, 2, 64}, {4, 4, 80},
+                            {32, 8, 128}, {4, 1, 8}}) {
+      Dev dev(*be_);
+      const int64_t T = 21, row = (H + 2 * KV) * D, num_slots = 64;
+      const std::vector<float> qkv = RandomVector(T * row, D);
+      std::vector<int32_t> pos(T), slots(T);
+      for (int64_t i = 0; i < T; ++i) {
+        pos[i] = static_cast<int32_t>(i * 1013 + 7);
+        slots[i] = i == 5 ? -1 : static_cast<int32_t>((i * 7) % num_slots);
+      }
+      std::vector<float> factors(D / 2);
+      for (size_t i = 0; i < factors.size(); ++i) factors[i] = 1.0f + 0.1f * i;
+      const std::vector<float> kc0 = Rounded(RandomVector(num_slots * KV * D, 1), t);
+      const std::vector<float> vc0 = Rounded(RandomVector(num_slots * KV * D, 2), t);
+      auto params = [&](void* base, void* kc, void* vc, const int32_t* p, const int32_t* sl,
+                        const float* ff, DType cache_t) {
+        RopeKvWriteParams r;
+        float* q = static_cast<float*>(base);
+        r.q = {q, p, T, H, D, row, D, 500000.0f, 1.0f, ff, style};
+        r.k = r.q;
+        r.k.x = q + H * D;
+        r.k.n_heads = KV;
+        r.kv = {q + H * D, q + (H + KV) * D, row, row, sl, T, KV, D, num_slots, kc, vc, cache_t,
+                DType::kF32};
+        return r;
+      };
+      std::vector<float> hq = qkv, hk = kc0, hv = vc0;
+      ASSERT_TRUE(rope_kv_write_ref(params(hq.data(), hk.data(), hv.data(), pos.data(),
+                                           slots.data(), factors.data(), DType::kF32)).ok());
+      void* dq = dev.Put(qkv, DType::kF32);
+      void* dk = dev.Put(kc0, t);
+      void* dv = dev.Put(vc0, t);
+      ASSERT_TRUE(be_->RopeKvWrite(params(dq, dk, dv, dev.PutInts(pos), dev.PutInts(slots),
+                                          static_cast<float*>(dev.Put(factors, DType::kF32)), t))
+                      .ok());
+      bool guards;
+      auto gq = dev.Get(dq, T * row, DType::kF32, &guards);
+      EXPECT_NORMALIZED_NEAR(hq.data(), gq.data(), T * row, 1e-5) << "q and k rotated";
+      EXPECT_TRUE(guards);
+      hk = Rounded(hk, t);
+      hv = Rounded(hv, t);
+      auto gk = dev.Get(dk, num_slots * KV * D, t, &guards);
+      auto gv = dev.Get(dv, num_slots * KV * D, t, &guards);
+      // The rotated k differs from the host's by F32 rounding, which can flip one half rounding.
+      EXPECT_NORMALIZED_NEAR(hk.data(), gk.data(), num_slots * KV * D, 1e-2) << "K cache";
+      EXPECT_NORMALIZED_NEAR(hv.data(), gv.data(), num_slots * KV * D, 0) << "V cache";
+      EXPECT_TRUE(guards);
+    }
+  }
+  // q and k that disagree on the rotation are refused.
+  RopeKvWriteParams bad;
+  bad.q.rope_dims = bad.k.rope_dims = 64;
+  bad.q.head_dim = 64;
+  bad.k.head_dim = 64;
+  bad.k.theta = 1.0f;
+  EXPECT_EQ(be_->RopeKvWrite(bad).code(), StatusCode::kInvalidArgument);
 }
 
 TEST_P(CudaHalfOpsTest, MismatchedMatmulTypesAreErrors) {

@@ -1,10 +1,11 @@
-// attention_cuda: the generic paged attention kernel for any head dim up to 256 (DESIGN.md's
-// named generic dispatch entry): one warp per (query token, head), keys walked in order with an
-// online softmax; each lane holds head_dim / 32 elements. Correct for every shape, not fast; the
-// tiled prefill and split-KV decode kernels replace it where they apply. Q, K, V and the output
-// may be F32, F16 or BF16; scores and sums are F32.
+// attention_cuda: the dispatch of paged attention, and the generic kernel for any head dim up to
+// 256 (DESIGN.md's named generic dispatch entry): one warp per (query token, head), keys walked
+// in order with an online softmax; each lane holds head_dim / 32 elements. Correct for every
+// shape, not fast. Q, K, V and the output may be F32, F16 or BF16; scores and sums are F32.
 #include <cfloat>
 
+#include "backend/cuda/attention/attention_decode_cuda.h"
+#include "backend/cuda/attention/attention_prefill_cuda.h"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
@@ -84,6 +85,15 @@ Status attention_cuda(const AttentionParams& p, cudaStream_t stream) {
   // cu_seqlens_q lives in device memory: the token count comes from AttentionParams::n_tokens.
   const int64_t pairs = p.n_tokens * p.n_heads;
   if (pairs == 0) return Status::Ok();
+  // Dispatch (the host knows n_tokens and n_seqs only; per-sequence lengths stay on the device):
+  //   cache F16/BF16, head_dim 64/80/96/128, n_tokens > n_seqs -> attention_prefill_cuda
+  //     (tensor cores; the batch holds at least one prefill chunk)
+  //   cache F16/BF16, head_dim 64/80/96/128, n_tokens == n_seqs, 1/2/4/8 query heads per KV
+  //     head -> attention_decode_cuda (one block per (sequence, KV head))
+  //   any other head_dim <= 256, F32 caches, other GQA ratios -> attention_generic_kernel
+  //   head_dim > 256 -> the error above
+  if (AttentionPrefillApplies(p)) return attention_prefill_cuda(p, stream);
+  if (AttentionDecodeApplies(p)) return attention_decode_cuda(p, stream);
   const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
   const int threads = 128;
   const unsigned blocks = static_cast<unsigned>((pairs * 32 + threads - 1) / threads);

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine over a carried .gpu/ (scripts/gpu-build.sh): the CUDA backend's
+# benchmarks on synthetic Llama-3-8B-shaped F16 and BF16 models: the floors, pp512 / tg128, and
+# the batched sweep (1, 16, 64, 128 sequences of 512 + 128 tokens). Results (.txt and .json)
+# in $OUT, named bench-<what>-<device>-<date>.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/forge-out}
+mkdir -p "$OUT"
+BIN=$PWD/.gpu/bin
+export LD_LIBRARY_PATH=$BIN:${LD_LIBRARY_PATH:-}
+DEV=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($2)}')
+DAY=$(date +%F)
+MODELS=${MODELS:-/tmp/forge-models}
+mkdir -p "$MODELS"
+rc=0
+"$BIN/forge" bench --floor --device cuda --json "$OUT/floor-$DEV-$DAY.json" | tee "$OUT/floor-$DEV-$DAY.txt" || rc=1
+for type in f16 bf16; do
+  m=$MODELS/llama-3-8b-$type.gguf
+  [ -f "$m" ] || "$BIN/forge" make-model --preset llama-3-8b --type "$type" "$m" >/dev/null || rc=1
+  "$BIN/forge" bench -m "$m" --device cuda -p 512 -n 128 -r 3 --json "$OUT/bench-8b-$type-cuda-$DEV-$DAY.json" \
+    2>&1 | tee "$OUT/bench-8b-$type-cuda-$DEV-$DAY.txt" || rc=1
+  "$BIN/forge" bench -m "$m" --device cuda --batched --seqs "${SEQS:-1,16,64,128}" --pp 512 --tg 128 \
+    --json "$OUT/batched-8b-$type-cuda-$DEV-$DAY.json" 2>&1 | tee "$OUT/batched-8b-$type-cuda-$DEV-$DAY.txt" || rc=1
+done
+exit $rc

@@ -1,0 +1,172 @@
+// attention_decode_cuda: grid (sequence, KV head), 4 warps. The group's G query rows sit in
+// shared memory (F32); each warp takes tiles of 32 keys: lane l scores key l of the tile against
+// all G queries (its K row read once), the tile's softmax weights are folded into running
+// (max, sum) per query, and the V rows are accumulated with each lane owning D / 32 dimensions.
+// The four warps' partial states are merged at the end. Scores and sums are F32.
+#include <cfloat>
+
+#include "backend/cuda/attention/attention_decode_cuda.h"
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/dtype.cuh"
+#include "backend/cuda/launch.cuh"
+
+namespace forge::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kMaxGroup = 8;
+
+template <typename Tq, typename T, int D, int G>
+__global__ void __launch_bounds__(kWarps * 32)
+    attention_decode_kernel(AttentionParams p, int64_t q_stride) {
+  constexpr int kPer = (D + 31) / 32;  // V dimensions per lane
+  __shared__ float qs[G][D];
+  __shared__ float part_m[kWarps][G], part_l[kWarps][G];
+  __shared__ float part_o[kWarps][G][D];
+  const int s = blockIdx.x, kvh = blockIdx.y;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t t = p.cu_seqlens_q[s];  // the sequence's one query token
+  const int64_t n_keys = p.seq_lens_k[s];
+  for (int i = threadIdx.x; i < G * D; i += blockDim.x) {
+    const int g = i / D, d = i % D;
+    qs[g][d] = ToF32(static_cast<const Tq*>(p.q)[t * q_stride + (kvh * G + g) * D + d]) * p.scale;
+  }
+  __syncthreads();
+  const T* k_cache = static_cast<const T*>(p.k_cache);
+  const T* v_cache = static_cast<const T*>(p.v_cache);
+  const int32_t* table = p.block_tables + s * p.block_table_stride;
+  float m[G], l[G], acc[G][kPer];
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    m[g] = -FLT_MAX;
+    l[g] = 0.0f;
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) acc[g][e] = 0.0f;
+  }
+  for (int64_t base = int64_t{warp} * 32; base < n_keys; base += kWarps * 32) {
+    const int64_t j = base + lane;
+    float sc[G];
+    int64_t row = -1;
+    if (j < n_keys) {
+      row = (static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size) *
+                p.n_kv_heads + kvh;
+      const T* k = k_cache + row * D;
+#pragma unroll
+      for (int g = 0; g < G; ++g) sc[g] = 0.0f;
+#pragma unroll 2
+      for (int d0 = 0; d0 < D; d0 += 8) {  // 16-byte loads of the K row (D % 8 == 0)
+        const uint4 raw = *reinterpret_cast<const uint4*>(k + d0);
+        const T* kv = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+        for (int u = 0; u < 8; ++u) {
+          const float kd = ToF32(kv[u]);
+#pragma unroll
+          for (int g = 0; g < G; ++g) sc[g] = fmaf(qs[g][d0 + u], kd, sc[g]);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int g = 0; g < G; ++g) sc[g] = -FLT_MAX;
+    }
+    float w[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const float m_new = fmaxf(m[g], WarpMax(sc[g]));
+      const float corr = __expf(m[g] - m_new);
+      w[g] = j < n_keys ? __expf(sc[g] - m_new) : 0.0f;
+      l[g] = l[g] * corr + WarpSum(w[g]);
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) acc[g][e] *= corr;
+      m[g] = m_new;
+    }
+    const int n = n_keys - base < 32 ? static_cast<int>(n_keys - base) : 32;
+    for (int i = 0; i < n; ++i) {
+      const int64_t vrow = __shfl_sync(0xffffffffu, row, i);
+      const T* v = v_cache + vrow * D;
+      float vd[kPer];
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const int d = lane + 32 * e;
+        vd[e] = d < D ? ToF32(v[d]) : 0.0f;
+      }
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const float wi = __shfl_sync(0xffffffffu, w[g], i);
+#pragma unroll
+        for (int e = 0; e < kPer; ++e) acc[g][e] = fmaf(wi, vd[e], acc[g][e]);
+      }
+    }
+  }
+  // Merge the warps' states.
+#pragma unroll
+  for (int g = 0; g < G; ++g) {
+    if (lane == 0) {
+      part_m[warp][g] = m[g];
+      part_l[warp][g] = l[g];
+    }
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const int d = lane + 32 * e;
+      if (d < D) part_o[warp][g][d] = acc[g][e];
+    }
+  }
+  __syncthreads();
+  T* out = static_cast<T*>(p.out);
+  for (int i = threadIdx.x; i < G * D; i += blockDim.x) {
+    const int g = i / D, d = i % D;
+    float mx = -FLT_MAX;
+    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, part_m[w][g]);
+    float sum = 0.0f, o = 0.0f;
+    for (int w = 0; w < kWarps; ++w) {
+      const float c = part_l[w][g] > 0.0f ? __expf(part_m[w][g] - mx) : 0.0f;
+      sum += part_l[w][g] * c;
+      o += part_o[w][g][d] * c;
+    }
+    out[(t * p.n_heads + kvh * G + g) * D + d] = FromF32<T>(sum > 0.0f ? o / sum : 0.0f);
+  }
+}
+
+template <typename Tq, typename T, int D>
+Status LaunchGroup(const AttentionParams& p, int64_t q_stride, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(p.n_seqs), static_cast<unsigned>(p.n_kv_heads));
+  switch (p.n_heads / p.n_kv_heads) {
+    case 1: attention_decode_kernel<Tq, T, D, 1><<<grid, kWarps * 32, 0, stream>>>(p, q_stride); break;
+    case 2: attention_decode_kernel<Tq, T, D, 2><<<grid, kWarps * 32, 0, stream>>>(p, q_stride); break;
+    case 4: attention_decode_kernel<Tq, T, D, 4><<<grid, kWarps * 32, 0, stream>>>(p, q_stride); break;
+    case 8: attention_decode_kernel<Tq, T, D, 8><<<grid, kWarps * 32, 0, stream>>>(p, q_stride); break;
+    default: return UnimplementedError("attention_decode_cuda: group size");
+  }
+  CUDA_RETURN_IF_LAUNCH_ERROR("attention_decode_kernel");
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool AttentionDecodeApplies(const AttentionParams& p) {
+  const int64_t group = p.n_kv_heads > 0 ? p.n_heads / p.n_kv_heads : 0;
+  return p.n_tokens == p.n_seqs && p.n_seqs > 0 && p.dtype != DType::kF32 && p.causal &&
+         (p.head_dim == 64 || p.head_dim == 80 || p.head_dim == 96 || p.head_dim == 128) &&
+         (group == 1 || group == 2 || group == 4 || group == kMaxGroup) &&
+         p.n_heads % p.n_kv_heads == 0;
+}
+
+Status attention_decode_cuda(const AttentionParams& p, cudaStream_t stream) {
+  if (!AttentionDecodeApplies(p)) {
+    return InvalidArgumentError("attention_decode_cuda: not a decode batch it takes");
+  }
+  const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
+  return DispatchDType(p.q_type, [&](auto q_zero) {
+    return DispatchDType(p.dtype, [&](auto zero) {
+      using Tq = decltype(q_zero);
+      using T = decltype(zero);
+      switch (p.head_dim) {
+        case 64: return LaunchGroup<Tq, T, 64>(p, q_stride, stream);
+        case 80: return LaunchGroup<Tq, T, 80>(p, q_stride, stream);
+        case 96: return LaunchGroup<Tq, T, 96>(p, q_stride, stream);
+        default: return LaunchGroup<Tq, T, 128>(p, q_stride, stream);
+      }
+    });
+  });
+}
+
+}  // namespace forge::cuda
