@@ -1,6 +1,7 @@
 // attention_decode_cuda: grid (sequence, KV head), 4 warps. The group's G query rows sit in
-// shared memory (F32); each warp takes tiles of 32 keys: lane l scores key l of the tile against
-// all G queries (its K row read once), the tile's softmax weights are folded into running
+// shared memory (F32); each warp takes tiles of 32 keys, staged into shared memory with coalesced
+// loads: lane l scores key l of the tile against all G queries, the tile's softmax weights are
+// folded into running
 // (max, sum) per query, and the V rows are accumulated with each lane owning D / 32 dimensions.
 // The four warps' partial states are merged at the end. Scores and sums are F32.
 #include <cfloat>
@@ -20,11 +21,19 @@ template <typename Tq, typename T, int D, int G>
 __global__ void __launch_bounds__(kWarps * 32)
     attention_decode_kernel(AttentionParams p, int64_t q_stride) {
   constexpr int kPer = (D + 31) / 32;  // V dimensions per lane
-  __shared__ float qs[G][D];
+  constexpr int kChunks = D / 8;       // 16-byte chunks per K row
+  // K tiles are staged through shared memory with coalesced loads (rows padded by 16 bytes so
+  // that lanes reading different rows hit different banks); after the key loop the same bytes
+  // hold the warps' partial outputs.
+  constexpr int kRow = D + 8;
+  constexpr int kTileBytes = kWarps * 32 * kRow * static_cast<int>(sizeof(T));
+  constexpr int kPartBytes = kWarps * G * D * 4;
+  __shared__ __align__(16) unsigned char pool[kTileBytes > kPartBytes ? kTileBytes : kPartBytes];
+  __shared__ __align__(16) float qs[G][D];
   __shared__ float part_m[kWarps][G], part_l[kWarps][G];
-  __shared__ float part_o[kWarps][G][D];
   const int s = blockIdx.x, kvh = blockIdx.y;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  T(*ks)[kRow] = reinterpret_cast<T(*)[kRow]>(pool) + warp * 32;
   const int64_t t = p.cu_seqlens_q[s];  // the sequence's one query token
   const int64_t n_keys = p.seq_lens_k[s];
   for (int i = threadIdx.x; i < G * D; i += blockDim.x) {
@@ -50,18 +59,40 @@ __global__ void __launch_bounds__(kWarps * 32)
     if (j < n_keys) {
       row = (static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size) *
                 p.n_kv_heads + kvh;
-      const T* k = k_cache + row * D;
+    }
+#pragma unroll 4
+    for (int c = lane; c < 32 * kChunks; c += 32) {  // the tile's K rows, 16 lanes per 256 bytes
+      const int key = c / kChunks, part = c % kChunks;
+      const int64_t r = __shfl_sync(0xffffffffu, row, key);
+      if (r >= 0) {
+        *reinterpret_cast<uint4*>(&ks[key][part * 8]) =
+            *reinterpret_cast<const uint4*>(k_cache + r * D + part * 8);
+      }
+    }
+    __syncwarp();
+    if (j < n_keys) {
+      const T* k = ks[lane];
 #pragma unroll
       for (int g = 0; g < G; ++g) sc[g] = 0.0f;
 #pragma unroll 2
       for (int d0 = 0; d0 < D; d0 += 8) {  // 16-byte loads of the K row (D % 8 == 0)
         const uint4 raw = *reinterpret_cast<const uint4*>(k + d0);
         const T* kv = reinterpret_cast<const T*>(&raw);
+        float kd[8];
 #pragma unroll
-        for (int u = 0; u < 8; ++u) {
-          const float kd = ToF32(kv[u]);
+        for (int u = 0; u < 8; ++u) kd[u] = ToF32(kv[u]);
 #pragma unroll
-          for (int g = 0; g < G; ++g) sc[g] = fmaf(qs[g][d0 + u], kd, sc[g]);
+        for (int g = 0; g < G; ++g) {  // q from shared memory 16 bytes at a time (broadcast)
+          const float4 qa = *reinterpret_cast<const float4*>(&qs[g][d0]);
+          const float4 qb = *reinterpret_cast<const float4*>(&qs[g][d0 + 4]);
+          sc[g] = fmaf(qa.x, kd[0], sc[g]);
+          sc[g] = fmaf(qa.y, kd[1], sc[g]);
+          sc[g] = fmaf(qa.z, kd[2], sc[g]);
+          sc[g] = fmaf(qa.w, kd[3], sc[g]);
+          sc[g] = fmaf(qb.x, kd[4], sc[g]);
+          sc[g] = fmaf(qb.y, kd[5], sc[g]);
+          sc[g] = fmaf(qb.z, kd[6], sc[g]);
+          sc[g] = fmaf(qb.w, kd[7], sc[g]);
         }
       }
     } else {
@@ -80,7 +111,8 @@ __global__ void __launch_bounds__(kWarps * 32)
       m[g] = m_new;
     }
     const int n = n_keys - base < 32 ? static_cast<int>(n_keys - base) : 32;
-    for (int i = 0; i < n; ++i) {
+#pragma unroll 4
+    for (int i = 0; i < n; ++i) {  // unrolled: V rows of several keys in flight
       const int64_t vrow = __shfl_sync(0xffffffffu, row, i);
       const T* v = v_cache + vrow * D;
       float vd[kPer];
@@ -96,8 +128,11 @@ __global__ void __launch_bounds__(kWarps * 32)
         for (int e = 0; e < kPer; ++e) acc[g][e] = fmaf(wi, vd[e], acc[g][e]);
       }
     }
+    __syncwarp();  // the next tile overwrites ks
   }
-  // Merge the warps' states.
+  // Merge the warps' states (part_o reuses the K tiles' bytes: every warp must be done).
+  __syncthreads();
+  float(*part_o)[G][D] = reinterpret_cast<float(*)[G][D]>(pool);
 #pragma unroll
   for (int g = 0; g < G; ++g) {
     if (lane == 0) {
