@@ -1,9 +1,9 @@
 // attention_decode_cuda: grid (sequence, KV head), 4 warps. The group's G query rows sit in
 // shared memory (F32); each warp takes tiles of 32 keys, staged into shared memory with coalesced
 // loads: lane l scores key l of the tile against all G queries, the tile's softmax weights are
-// folded into running
-// (max, sum) per query, and the V rows are accumulated with each lane owning D / 32 dimensions.
-// The four warps' partial states are merged at the end. Scores and sums are F32.
+// folded into running (max, sum) per query, and the V rows are accumulated with each lane owning
+// D / 32 adjacent dimensions (one vector load per V row for head dims 64 and 128). The four
+// warps' partial states are merged at the end. Scores and sums are F32.
 #include <cfloat>
 
 #include "backend/cuda/attention/attention_decode_cuda.h"
@@ -31,6 +31,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   __shared__ __align__(16) unsigned char pool[kTileBytes > kPartBytes ? kTileBytes : kPartBytes];
   __shared__ __align__(16) float qs[G][D];
   __shared__ float part_m[kWarps][G], part_l[kWarps][G];
+  __shared__ float ws[kWarps][G][32];      // the tile's softmax weights, by key
+  __shared__ int64_t rows_s[kWarps][32];   // the tile's cache rows, by key
   const int s = blockIdx.x, kvh = blockIdx.y;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   T(*ks)[kRow] = reinterpret_cast<T(*)[kRow]>(pool) + warp * 32;
@@ -110,20 +112,33 @@ __global__ void __launch_bounds__(kWarps * 32)
       for (int e = 0; e < kPer; ++e) acc[g][e] *= corr;
       m[g] = m_new;
     }
+#pragma unroll
+    for (int g = 0; g < G; ++g) ws[warp][g][lane] = w[g];
+    rows_s[warp][lane] = row;
+    __syncwarp();
     const int n = n_keys - base < 32 ? static_cast<int>(n_keys - base) : 32;
 #pragma unroll 4
     for (int i = 0; i < n; ++i) {  // unrolled: V rows of several keys in flight
-      const int64_t vrow = __shfl_sync(0xffffffffu, row, i);
-      const T* v = v_cache + vrow * D;
+      // Lane l owns dimensions [l * kPer, l * kPer + kPer): one load per V row where it can.
+      const T* v = v_cache + rows_s[warp][i] * D + lane * kPer;
       float vd[kPer];
+      if constexpr (kPer == 4 && D == 128) {
+        const uint2 raw = *reinterpret_cast<const uint2*>(v);
+        const T* h = reinterpret_cast<const T*>(&raw);
 #pragma unroll
-      for (int e = 0; e < kPer; ++e) {
-        const int d = lane + 32 * e;
-        vd[e] = d < D ? ToF32(v[d]) : 0.0f;
+        for (int e = 0; e < 4; ++e) vd[e] = ToF32(h[e]);
+      } else if constexpr (kPer == 2 && D == 64) {
+        const unsigned raw = *reinterpret_cast<const unsigned*>(v);
+        const T* h = reinterpret_cast<const T*>(&raw);
+        vd[0] = ToF32(h[0]);
+        vd[1] = ToF32(h[1]);
+      } else {
+#pragma unroll
+        for (int e = 0; e < kPer; ++e) vd[e] = lane * kPer + e < D ? ToF32(v[e]) : 0.0f;
       }
 #pragma unroll
       for (int g = 0; g < G; ++g) {
-        const float wi = __shfl_sync(0xffffffffu, w[g], i);
+        const float wi = ws[warp][g][i];
 #pragma unroll
         for (int e = 0; e < kPer; ++e) acc[g][e] = fmaf(wi, vd[e], acc[g][e]);
       }
@@ -141,7 +156,7 @@ __global__ void __launch_bounds__(kWarps * 32)
     }
 #pragma unroll
     for (int e = 0; e < kPer; ++e) {
-      const int d = lane + 32 * e;
+      const int d = lane * kPer + e;
       if (d < D) part_o[warp][g][d] = acc[g][e];
     }
   }
