@@ -179,10 +179,11 @@ int RunModel(const ModelArgs& a) {
   const int threads = floors->threads;
   const int pp = a.pp, tg = a.tg;
   std::printf("model: %s (%s)\n", a.path.c_str(), c.Summary().c_str());
-  std::printf("backend: %s (%d host threads), activations %s; floors: copy %.1f GB/s, "
-              "matmul %.1f GFLOP/s\n",
-              r->backend.c_str(), threads, DTypeName(model.dtype()), o.copy_bytes_per_s / 1e9,
-              o.flops_per_s / 1e9);
+  std::printf(
+      "backend: %s (%d host threads), activations %s; floors: copy %.1f GB/s, "
+      "matmul %.1f GFLOP/s\n",
+      r->backend.c_str(), threads, DTypeName(model.dtype()), o.copy_bytes_per_s / 1e9,
+      o.flops_per_s / 1e9);
   std::printf("| %-8s | %14s | %14s | %9s |\n", "test", "tokens/s", "floor tok/s", "of floor");
   std::printf("| %-8s | %14.2f | %14.2f | %9s |\n", ("pp" + std::to_string(pp)).c_str(),
               r->pp_tokens_per_s, r->pp_floor_tokens_per_s,
@@ -190,8 +191,8 @@ int RunModel(const ModelArgs& a) {
   std::printf("| %-8s | %14.2f | %14.2f | %9s |\n", ("tg" + std::to_string(tg)).c_str(),
               r->tg_tokens_per_s, r->tg_floor_tokens_per_s,
               Percent(r->tg_tokens_per_s, r->tg_floor_tokens_per_s).c_str());
-  std::printf("decode bytes/token: %.1f MB weights + %.2f MB KV\n",
-              r->weight_bytes_per_token / 1e6, r->kv_bytes_per_token / 1e6);
+  std::printf("decode bytes/token: %.1f MB weights + %.2f MB KV\n", r->weight_bytes_per_token / 1e6,
+              r->kv_bytes_per_token / 1e6);
   PrintGraphStats(model);
   if (!a.json.empty()) {
     nlohmann::json j = {{"model", a.path},
@@ -242,37 +243,39 @@ int RunBatched(const ModelArgs& a) {
   }
   const ModelConfig& c = model.config();
   std::printf("model: %s (%s)\n", a.path.c_str(), c.Summary().c_str());
-  std::printf("backend: %s, activations/KV %s, graphs %s; floors: copy %.1f GB/s, "
-              "GEMM %.1f GFLOP/s\n",
-              r->backend.c_str(), DTypeName(r->dtype),
-              !model.backend().SupportsGraphs() ? "none on this backend"
-              : a.flags.no_graphs               ? "off"
-                                                : "on",
-              o.copy_bytes_per_s / 1e9, o.flops_per_s / 1e9);
-  std::printf("per sequence: pp %d + tg %d tokens; prefill in forward calls of <= %d tokens; "
-              "KV pool %lld blocks of %d (%.2f MiB)\n",
-              o.pp_tokens, o.tg_tokens, o.prefill_chunk_tokens,
-              static_cast<long long>(r->kv_blocks), o.block_size,
-              double(r->kv_blocks) * o.block_size * r->kv_bytes_per_token / (1 << 20));
-  std::printf("decode floor bytes per step: %.1f MB weights as stored (the backend holds "
-              "%.1f MB) + %.4f MB K/V per sequence and position\n",
-              r->weight_bytes_per_step / 1e6, r->backend_weight_bytes / 1e6,
-              r->kv_bytes_per_token / 1e6);
+  std::printf(
+      "backend: %s, activations/KV %s, graphs %s; floors: copy %.1f GB/s, "
+      "GEMM %.1f GFLOP/s\n",
+      r->backend.c_str(), DTypeName(r->dtype),
+      !model.backend().SupportsGraphs() ? "none on this backend"
+      : a.flags.no_graphs               ? "off"
+                                        : "on",
+      o.copy_bytes_per_s / 1e9, o.flops_per_s / 1e9);
+  std::printf(
+      "per sequence: pp %d + tg %d tokens; prefill in forward calls of <= %d tokens; "
+      "KV pool %lld blocks of %d (%.2f MiB)\n",
+      o.pp_tokens, o.tg_tokens, o.prefill_chunk_tokens, static_cast<long long>(r->kv_blocks),
+      o.block_size, double(r->kv_blocks) * o.block_size * r->kv_bytes_per_token / (1 << 20));
+  std::printf(
+      "decode floor bytes per step: %.1f MB weights as stored (the backend holds "
+      "%.1f MB) + %.4f MB K/V per sequence and position\n",
+      r->weight_bytes_per_step / 1e6, r->backend_weight_bytes / 1e6, r->kv_bytes_per_token / 1e6);
   std::printf("\n| %6s | %5s | %5s | %11s | %11s | %6s | %11s | %11s | %6s | %11s | %9s |\n",
               "n_seqs", "PP", "TG", "S_PP t/s", "floor", "%", "S_TG t/s", "floor", "%", "S t/s",
               "graphs");
-  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "-------:", "------:", "------:",
-              "------------:", "------------:", "-------:", "------------:", "------------:",
-              "-------:", "------------:", "----------:");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n",
+              "-------:", "------:", "------:", "------------:", "------------:", "-------:",
+              "------------:", "------------:", "-------:", "------------:", "----------:");
   nlohmann::json rows = nlohmann::json::array();
   for (const BatchedBenchRow& w : r->rows) {
     const std::string graphs =
         std::to_string(w.decode_graph_captures) + "/" + std::to_string(w.decode_graph_replays);
-    std::printf("| %6d | %5d | %5d | %11.2f | %11.2f | %6s | %11.2f | %11.2f | %6s | %11.2f | "
-                "%9s |\n",
-                w.n_seqs, o.pp_tokens, o.tg_tokens, w.s_pp, w.s_pp_floor,
-                Percent(w.s_pp, w.s_pp_floor).c_str(), w.s_tg, w.s_tg_floor,
-                Percent(w.s_tg, w.s_tg_floor).c_str(), w.s, graphs.c_str());
+    std::printf(
+        "| %6d | %5d | %5d | %11.2f | %11.2f | %6s | %11.2f | %11.2f | %6s | %11.2f | "
+        "%9s |\n",
+        w.n_seqs, o.pp_tokens, o.tg_tokens, w.s_pp, w.s_pp_floor,
+        Percent(w.s_pp, w.s_pp_floor).c_str(), w.s_tg, w.s_tg_floor,
+        Percent(w.s_tg, w.s_tg_floor).c_str(), w.s, graphs.c_str());
     rows.push_back({{"n_seqs", w.n_seqs},
                     {"prompt_tokens", w.prompt_tokens},
                     {"generated_tokens", w.generated_tokens},

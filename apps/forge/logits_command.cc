@@ -41,8 +41,7 @@ void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge logits: %s\n", backend.status().ToString().c_str());
         return 1;
       }
-      auto model =
-          Model::Load(args->model, backend->get(), {}, ToModelOptions(args->model_flags));
+      auto model = Model::Load(args->model, backend->get(), {}, ToModelOptions(args->model_flags));
       if (!model.ok()) {
         std::fprintf(stderr, "forge logits: %s\n", model.status().ToString().c_str());
         return 1;
@@ -55,8 +54,7 @@ void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
       const int64_t vocab = (*model)->config().n_vocab;
       if (!args->out.empty()) {
         std::FILE* f = std::fopen(args->out.c_str(), "wb");
-        if (f == nullptr ||
-            std::fwrite(logits->data(), 4, logits->size(), f) != logits->size() ||
+        if (f == nullptr || std::fwrite(logits->data(), 4, logits->size(), f) != logits->size() ||
             std::fclose(f) != 0) {
           std::fprintf(stderr, "forge logits: cannot write %s\n", args->out.c_str());
           return 1;

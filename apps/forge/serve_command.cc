@@ -97,7 +97,10 @@ int Serve(Args& a) {
 
   server::ServedModel served{
       a.alias.empty() ? std::filesystem::path(a.model).stem().string() : a.alias,
-      engine->get(), tokenizer->get(), *tmpl, {}};
+      engine->get(),
+      tokenizer->get(),
+      *tmpl,
+      {}};
   const Vocab& vocab = (*tokenizer)->vocab();
   served.template_options.add_generation_prompt = true;
   if (vocab.Valid(vocab.bos)) {
@@ -151,9 +154,7 @@ void AddServeCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--debug-step-delay-ms", a->step_delay_ms, "Sleep after each step")->group("");
   cmd->add_option("--debug-load-delay-ms", a->load_delay_ms, "Sleep before loading the model")
       ->group("");
-  cmd->callback([a, runner] {
-    *runner = [a]() -> int { return Serve(*a); };
-  });
+  cmd->callback([a, runner] { *runner = [a]() -> int { return Serve(*a); }; });
 }
 
 }  // namespace forge::cli

@@ -92,7 +92,8 @@ class Backend {
   // Whether PrepareStacked is available: several weights with the same columns stacked by rows
   // into one tensor, so that one matmul replaces several (q/k/v, gate/up).
   virtual bool StacksWeights() const { return false; }
-  virtual StatusOr<WeightView> PrepareStacked(const std::vector<WeightView>& parts, DType act) {
+  virtual StatusOr<WeightView> PrepareStacked(const std::vector<WeightView>& /*parts*/,
+                                              DType /*act*/) {
     return UnimplementedError(name() + ": no stacked weights");
   }
   // Bytes of backend memory PrepareWeight(host, act) will take (0: none, it is used in place).

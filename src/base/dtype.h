@@ -17,9 +17,12 @@ inline size_t DTypeSize(DType t) { return t == DType::kF32 ? 4 : 2; }
 
 inline const char* DTypeName(DType t) {
   switch (t) {
-    case DType::kF32: return "f32";
-    case DType::kF16: return "f16";
-    case DType::kBF16: return "bf16";
+    case DType::kF32:
+      return "f32";
+    case DType::kF16:
+      return "f16";
+    case DType::kBF16:
+      return "bf16";
   }
   return "?";
 }

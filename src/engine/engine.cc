@@ -35,8 +35,8 @@ int64_t WeightBytes(const ModelWeights& w) {
   add(w.token_embd);
   add(w.output);
   for (const LayerWeights& l : w.layers) {
-    for (const WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down,
-                                &l.wqkv, &l.w_gate_up}) {
+    for (const WeightView* v :
+         {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv, &l.w_gate_up}) {
       add(*v);
     }
   }
@@ -66,17 +66,17 @@ StatusOr<int64_t> PlanDeviceKvBudget(Model& model, const EngineOptions& o, int64
   int64_t free_bytes = 0;
   be.MemoryInfo(&free_bytes, &total);
   *workspace_bytes = std::max<int64_t>(free_before - free_bytes, 0);
-  const int64_t reserve = static_cast<int64_t>(static_cast<double>(total) *
-                                               (1.0 - o.gpu_memory_fraction));
+  const int64_t reserve =
+      static_cast<int64_t>(static_cast<double>(total) * (1.0 - o.gpu_memory_fraction));
   const int64_t budget = free_bytes - reserve;
   const int64_t per_ctx = (ctx + shape.block_size - 1) / shape.block_size * shape.bytes_per_block();
   if (budget < per_ctx) {
     return ResourceExhaustedError(
-        "engine: no room for the KV cache on " + be.name() + ": " + MiB(free_bytes) +
-        " free of " + MiB(total) + " after the weights (" + MiB(WeightBytes(model.weights())) +
-        ") and the workspace (" + MiB(*workspace_bytes) + "); gpu_memory_fraction=" +
-        Fraction(o.gpu_memory_fraction) + " keeps " + MiB(reserve) + " free, leaving " +
-        MiB(std::max<int64_t>(budget, 0)) + ", but one context of " + Str(ctx) +
+        "engine: no room for the KV cache on " + be.name() + ": " + MiB(free_bytes) + " free of " +
+        MiB(total) + " after the weights (" + MiB(WeightBytes(model.weights())) +
+        ") and the workspace (" + MiB(*workspace_bytes) +
+        "); gpu_memory_fraction=" + Fraction(o.gpu_memory_fraction) + " keeps " + MiB(reserve) +
+        " free, leaving " + MiB(std::max<int64_t>(budget, 0)) + ", but one context of " + Str(ctx) +
         " tokens needs " + MiB(per_ctx) + " as " + DTypeName(shape.dtype) +
         " (lower ctx_size, raise gpu_memory_fraction or use a smaller model)");
   }
@@ -131,8 +131,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer* 
       RETURN_IF_ERROR(check.Validate());
       ASSIGN_OR_RETURN(budget, PlanDeviceKvBudget(model, options, ctx, shape, &workspace_bytes));
     }
-    ASSIGN_OR_RETURN(int64_t blocks,
-                     PlanKvBlocks(shape, ctx, options.max_num_seqs, budget));
+    ASSIGN_OR_RETURN(int64_t blocks, PlanKvBlocks(shape, ctx, options.max_num_seqs, budget));
     so.num_blocks = static_cast<int32_t>(std::min<int64_t>(blocks, INT32_MAX));
     if (plan_device) {
       model.backend().MemoryInfo(&free_bytes, &total_bytes);

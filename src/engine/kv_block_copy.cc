@@ -19,8 +19,8 @@ Status CopyKvBlocks(Backend& backend, KvCache& cache, std::span<const BlockCopy>
     for (int64_t l = 0; l < s.n_layer; ++l) {
       for (void* pool : {cache.k(l), cache.v(l)}) {
         char* base = static_cast<char*>(pool);
-        RETURN_IF_ERROR(backend.Copy(base + c.dst * block_bytes, base + c.src * block_bytes,
-                                     block_bytes));
+        RETURN_IF_ERROR(
+            backend.Copy(base + c.dst * block_bytes, base + c.src * block_bytes, block_bytes));
       }
     }
   }

@@ -12,8 +12,8 @@ StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, Backend* b
   return FromFile(std::move(file), backend, progress, options);
 }
 
-StatusOr<std::unique_ptr<Model>> Model::FromFile(std::unique_ptr<GgufFile> file,
-                                                 Backend* backend, const LoadProgress& progress,
+StatusOr<std::unique_ptr<Model>> Model::FromFile(std::unique_ptr<GgufFile> file, Backend* backend,
+                                                 const LoadProgress& progress,
                                                  const ModelOptions& options) {
   auto m = std::unique_ptr<Model>(new Model());
   const std::string path = file->path();
@@ -22,8 +22,8 @@ StatusOr<std::unique_ptr<Model>> Model::FromFile(std::unique_ptr<GgufFile> file,
   m->config_ = std::move(config).value();
   auto weights = BindModelWeights(*file, m->config_);
   if (!weights.ok()) return weights.status().WithContext(path);
-  m->dtype_ = options.dtype ? *options.dtype
-                            : backend->DefaultActivationType(weights->layers[0].wq.type);
+  m->dtype_ =
+      options.dtype ? *options.dtype : backend->DefaultActivationType(weights->layers[0].wq.type);
   if (!backend->SupportsActivationType(m->dtype_)) {
     return UnimplementedError("the " + backend->name() + " backend does not run " +
                               DTypeName(m->dtype_) + " activations");

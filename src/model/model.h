@@ -40,8 +40,7 @@ class Model {
   static StatusOr<std::unique_ptr<Model>> Load(const std::string& path, Backend* backend,
                                                const LoadProgress& progress = {},
                                                const ModelOptions& options = {});
-  static StatusOr<std::unique_ptr<Model>> FromFile(std::unique_ptr<GgufFile> file,
-                                                   Backend* backend,
+  static StatusOr<std::unique_ptr<Model>> FromFile(std::unique_ptr<GgufFile> file, Backend* backend,
                                                    const LoadProgress& progress = {},
                                                    const ModelOptions& options = {});
 
@@ -71,8 +70,8 @@ class Model {
     int64_t n_tokens, n_seqs, n_out, table_stride;
   };
   struct Graph {
-    std::unique_ptr<BackendBuffer> meta;     // fixed metadata buffer the graph reads
-    std::vector<void*> cache_pools;          // K/V pools the graph was recorded with
+    std::unique_ptr<BackendBuffer> meta;  // fixed metadata buffer the graph reads
+    std::vector<void*> cache_pools;       // K/V pools the graph was recorded with
     std::unique_ptr<BackendGraph> graph;
   };
 

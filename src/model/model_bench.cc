@@ -42,8 +42,8 @@ int64_t BackendWeightBytesPerStep(Model& model) {
   };
   add(w.output);
   for (const LayerWeights& l : w.layers) {
-    for (const WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down,
-                                &l.wqkv, &l.w_gate_up}) {
+    for (const WeightView* v :
+         {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv, &l.w_gate_up}) {
       add(*v);
     }
   }
@@ -192,8 +192,8 @@ StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOpt
     if (n <= 0) return InvalidArgumentError("batched bench: n_seqs=" + Str(n) + ": must be > 0");
   }
   if (o.pp_tokens <= 0 || o.tg_tokens <= 0) {
-    return InvalidArgumentError("batched bench: pp=" + Str(o.pp_tokens) + " tg=" +
-                                Str(o.tg_tokens) + ": both must be > 0");
+    return InvalidArgumentError("batched bench: pp=" + Str(o.pp_tokens) +
+                                " tg=" + Str(o.tg_tokens) + ": both must be > 0");
   }
   if (o.prefill_chunk_tokens <= 0 || o.block_size <= 0) {
     return InvalidArgumentError("batched bench: prefill chunk " + Str(o.prefill_chunk_tokens) +
@@ -215,8 +215,8 @@ StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOpt
   r.kv_blocks = blocks_per_seq * max_seqs;
 
   // The workspace for the largest step first, then the pool (sequence s owns a run of blocks).
-  RETURN_IF_ERROR(model.ReserveWorkspace(std::max<int64_t>(o.prefill_chunk_tokens, max_seqs),
-                                         max_seqs));
+  RETURN_IF_ERROR(
+      model.ReserveWorkspace(std::max<int64_t>(o.prefill_chunk_tokens, max_seqs), max_seqs));
   ASSIGN_OR_RETURN(auto cache, KvCache::Create(model.backend(), model.CacheShape(r.kv_blocks, bs)));
   std::vector<std::vector<int32_t>> tables(max_seqs);
   for (int s = 0; s < max_seqs; ++s) {
@@ -256,8 +256,8 @@ StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOpt
     const ModelStats before = model.stats();
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < o.tg_tokens; ++i) {
-      RETURN_IF_ERROR(DecodeStep(model, *cache, inputs[i], o.pp_tokens + i, seq_tables, bs,
-                                 &logits));
+      RETURN_IF_ERROR(
+          DecodeStep(model, *cache, inputs[i], o.pp_tokens + i, seq_tables, bs, &logits));
     }
     row.decode_seconds = Seconds(t0);
     const ModelStats& after = model.stats();

@@ -14,9 +14,9 @@ namespace forge {
 struct ModelBenchOptions {
   int pp_tokens = 512;
   int tg_tokens = 128;
-  int repetitions = 3;            // median of these
-  double copy_bytes_per_s = 0;    // measured bandwidth floor (read + write) of the device
-  double flops_per_s = 0;         // measured GEMM rate of the device (0: not measured)
+  int repetitions = 3;          // median of these
+  double copy_bytes_per_s = 0;  // measured bandwidth floor (read + write) of the device
+  double flops_per_s = 0;       // measured GEMM rate of the device (0: not measured)
 };
 
 struct ModelBenchResult {
@@ -57,11 +57,11 @@ struct BatchedBenchRow {
   double s_tg = 0;  // generated tokens / decode seconds
   double s = 0;     // all tokens / (prefill + decode seconds)
   // Floors: the same figures if every step ran at the measured bandwidth / GEMM rate.
-  double prefill_flops = 0;           // 2 * params outside the embedding * tokens + attention
-  double decode_bytes = 0;            // over all steps: weights once per step + K/V read
-  double s_pp_floor = 0;              // prompt tokens / (prefill flops / flops rate)
-  double s_tg_floor = 0;              // generated tokens / (decode bytes / copy bandwidth)
-  double s_floor = 0;                 // all tokens / (both floor times)
+  double prefill_flops = 0;  // 2 * params outside the embedding * tokens + attention
+  double decode_bytes = 0;   // over all steps: weights once per step + K/V read
+  double s_pp_floor = 0;     // prompt tokens / (prefill flops / flops rate)
+  double s_tg_floor = 0;     // generated tokens / (decode bytes / copy bandwidth)
+  double s_floor = 0;        // all tokens / (both floor times)
   // Model counters over the timed decode steps.
   int64_t decode_graph_captures = 0;
   int64_t decode_graph_replays = 0;
@@ -70,15 +70,15 @@ struct BatchedBenchRow {
 
 struct BatchedBenchResult {
   std::string backend;
-  DType dtype = DType::kF32;             // activations and KV cache
+  DType dtype = DType::kF32;  // activations and KV cache
   // Every weight tensor but token_embd, as stored in the file: the decode floor's weight bytes.
   int64_t weight_bytes_per_step = 0;
   // The same matrices as the backend holds them (a GPU may hold them converted to the
   // activation dtype), for comparison.
   int64_t backend_weight_bytes = 0;
-  int64_t kv_bytes_per_token = 0;        // K and V of every layer for one position
-  double params_outside_embedding = 0;   // matrices (the output head too, tied or not)
-  int64_t kv_blocks = 0;                 // pool size: max n_seqs * blocks per sequence
+  int64_t kv_bytes_per_token = 0;       // K and V of every layer for one position
+  double params_outside_embedding = 0;  // matrices (the output head too, tied or not)
+  int64_t kv_blocks = 0;                // pool size: max n_seqs * blocks per sequence
   std::vector<BatchedBenchRow> rows;
 };
 

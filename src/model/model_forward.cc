@@ -43,10 +43,10 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
   void* xn = xn_->data();
   const int64_t qkv_dim = c.q_dim() + 2 * c.kv_dim();
   void* attn = attn_->data();
-  // Products that feed an elementwise op or the residual stay F32: each rounding to a half
-  // type costs accuracy and these buffers are small next to the weights.
-
   void* act = act_->data();
+  // Products that feed an elementwise op or the residual stay F32 (q/k/v, gate/up, the o and
+  // down outputs): each rounding to a half type costs accuracy, and these buffers are small next
+  // to the weights. Only GEMM inputs (xn, attn, act) and the KV cache are in the dtype.
   float* delta = delta_->f32();
   auto matmul = [&](const void* in, const WeightView& w, const float* bias, void* out,
                     DType out_type) {
@@ -62,7 +62,8 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
   for (int64_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& w = weights_.layers[l];
     if (l == 0) {
-      RETURN_IF_ERROR(be.RmsNorm({x, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
+      RETURN_IF_ERROR(
+          be.RmsNorm({x, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
     } else {  // the previous layer's FFN output joins the residual here
       RETURN_IF_ERROR(
           be.AddRmsNorm({x, delta, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
@@ -88,14 +89,23 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
       RETURN_IF_ERROR(be.RmsNorm({k, w.k_norm.data, k, T * c.n_head_kv, c.head_dim, c.rms_eps}));
     }
     RopeKvWriteParams rkv;
-    rkv.q = {q, s.pos, T, c.n_head, c.head_dim, q_stride, c.rope_dims,
-             c.rope_theta, c.rope_freq_scale, freq_factors, c.rope_style};
+    rkv.q = {q,
+             s.pos,
+             T,
+             c.n_head,
+             c.head_dim,
+             q_stride,
+             c.rope_dims,
+             c.rope_theta,
+             c.rope_freq_scale,
+             freq_factors,
+             c.rope_style};
     rkv.k = rkv.q;
     rkv.k.x = k;
     rkv.k.n_heads = c.n_head_kv;
     rkv.k.token_stride = kv_stride;
-    rkv.kv = {k, v, kv_stride, kv_stride, s.slots, T, c.n_head_kv, c.head_dim, num_slots,
-              cache.k(l), cache.v(l), a, DType::kF32};
+    rkv.kv = {k,          v,         kv_stride,  kv_stride,  s.slots, T,          c.n_head_kv,
+              c.head_dim, num_slots, cache.k(l), cache.v(l), a,       DType::kF32};
     RETURN_IF_ERROR(be.RopeKvWrite(rkv));
     AttentionParams ap;
     ap.q = q;
@@ -119,14 +129,14 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
     ap.q_type = DType::kF32;
     RETURN_IF_ERROR(be.Attention(ap));
     RETURN_IF_ERROR(matmul(attn, w.wo, nullptr, delta, DType::kF32));
-    RETURN_IF_ERROR(be.AddRmsNorm(
-        {x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
+    RETURN_IF_ERROR(
+        be.AddRmsNorm({x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
     // Stacked: one matmul, rows [T, gate | up]; else [T, gate] then [T, up].
     float* gate = ff_->f32();
     if (w.w_gate_up.data != nullptr) {
       RETURN_IF_ERROR(matmul(xn, w.w_gate_up, nullptr, gate, DType::kF32));
-      RETURN_IF_ERROR(be.Swiglu(
-          {gate, gate + c.n_ff, act, T, c.n_ff, 2 * c.n_ff, 2 * c.n_ff, DType::kF32, a}));
+      RETURN_IF_ERROR(
+          be.Swiglu({gate, gate + c.n_ff, act, T, c.n_ff, 2 * c.n_ff, 2 * c.n_ff, DType::kF32, a}));
     } else {
       float* up = gate + T * c.n_ff;
       RETURN_IF_ERROR(matmul(xn, w.w_gate, nullptr, gate, DType::kF32));
@@ -187,8 +197,17 @@ Status Model::ForwardEager(const ForwardBatch& b, KvCache& cache) {
   }
   Backend& be = *backend_;
   int32_t* m = meta_->i32();
-  StepMeta s{m, m + T, m + 2 * T, m + 3 * T, m + 3 * T + S + 1, m + 3 * T + 2 * S + 1,
-             m + 3 * T + 2 * S + 1 + S * W, T, S, n_out, W};
+  StepMeta s{m,
+             m + T,
+             m + 2 * T,
+             m + 3 * T,
+             m + 3 * T + S + 1,
+             m + 3 * T + 2 * S + 1,
+             m + 3 * T + 2 * S + 1 + S * W,
+             T,
+             S,
+             n_out,
+             W};
   RETURN_IF_ERROR(be.Upload(m, b.token_ids.data(), T * 4));
   RETURN_IF_ERROR(be.Upload(m + T, b.positions.data(), T * 4));
   RETURN_IF_ERROR(be.Upload(m + 2 * T, b.slot_mapping.data(), T * 4));
@@ -252,8 +271,8 @@ Status Model::ForwardGraph(const ForwardBatch& b, KvCache& cache) {
   RETURN_IF_ERROR(backend_->Upload(g.meta->data(), h.data(), h.size() * 4));
   if (!g.graph) {
     int32_t* m = g.meta->i32();
-    StepMeta s{m, m + B, m + 2 * B, m + 3 * B, m + 4 * B + 1, m + 5 * B + 1,
-               m + 5 * B + 1 + B * W, B, B, B, W};
+    StepMeta s{m, m + B, m + 2 * B, m + 3 * B, m + 4 * B + 1, m + 5 * B + 1, m + 5 * B + 1 + B * W,
+               B, B,     B,         W};
     RETURN_IF_ERROR(backend_->BeginCapture());
     Status st = RunLayers(s, cache);
     auto graph = backend_->EndCapture();

@@ -20,11 +20,11 @@ struct VectorView {
 };
 
 struct LayerWeights {
-  VectorView attn_norm;          // [n_embd]
-  WeightView wq, wk, wv, wo;     // [q_dim, n_embd], [kv_dim, n_embd] x2, [n_embd, q_dim]
-  VectorView bq, bk, bv;         // qwen2 biases
-  VectorView q_norm, k_norm;     // qwen3 [head_dim]
-  VectorView ffn_norm;           // [n_embd]
+  VectorView attn_norm;             // [n_embd]
+  WeightView wq, wk, wv, wo;        // [q_dim, n_embd], [kv_dim, n_embd] x2, [n_embd, q_dim]
+  VectorView bq, bk, bv;            // qwen2 biases
+  VectorView q_norm, k_norm;        // qwen3 [head_dim]
+  VectorView ffn_norm;              // [n_embd]
   WeightView w_gate, w_up, w_down;  // [n_ff, n_embd] x2, [n_embd, n_ff]
   // On a backend that stacks weights: q/k/v as one [q_dim + 2 kv_dim, n_embd] tensor (biases
   // likewise) and gate/up as one [2 n_ff, n_embd]; wq..w_up are then row views of them.

@@ -7,7 +7,8 @@ namespace forge {
 
 StatusOr<int64_t> PlanKvBlocks(const KvCacheShape& s, int64_t ctx_size, int64_t max_seqs,
                                int64_t budget_bytes) {
-  if (ctx_size <= 0 || max_seqs <= 0) return InvalidArgumentError("ctx_size and max_seqs must be > 0");
+  if (ctx_size <= 0 || max_seqs <= 0)
+    return InvalidArgumentError("ctx_size and max_seqs must be > 0");
   const int64_t per_seq = (ctx_size + s.block_size - 1) / s.block_size;
   int64_t blocks = per_seq * max_seqs;
   if (budget_bytes > 0) {

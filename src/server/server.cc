@@ -29,17 +29,16 @@ void Json200(HttpSession& session, const json& j) {
 
 void Tokenize(ServerContext& ctx, const ServedModel& m, HttpSession& session, const json& body) {
   if (!body.contains("content") || !body["content"].is_string()) {
-    return SendError(ctx, session, ApiError::InvalidRequest("'content': expected a string",
-                                                            "content"), false);
+    return SendError(ctx, session,
+                     ApiError::InvalidRequest("'content': expected a string", "content"), false);
   }
   bool add_special = false, with_pieces = false;
   for (auto [name, out] : {std::pair{"add_special", &add_special}, {"with_pieces", &with_pieces}}) {
     if (!body.contains(name)) continue;
     if (!body[name].is_boolean()) {
-      return SendError(ctx, session,
-                       ApiError::InvalidRequest(std::string("'") + name + "': expected a boolean",
-                                                name),
-                       false);
+      return SendError(
+          ctx, session,
+          ApiError::InvalidRequest(std::string("'") + name + "': expected a boolean", name), false);
     }
     *out = body[name].get<bool>();
   }
@@ -62,10 +61,10 @@ void Detokenize(ServerContext& ctx, const ServedModel& m, HttpSession& session, 
   if (ok) {
     for (const json& t : body["tokens"]) {
       if (!t.is_number_integer() || !m.tokenizer->vocab().Valid(t.get<int32_t>())) {
-        return SendError(ctx, session,
-                         ApiError::InvalidRequest("'tokens': expected token ids in the vocabulary",
-                                                  "tokens"),
-                         false);
+        return SendError(
+            ctx, session,
+            ApiError::InvalidRequest("'tokens': expected token ids in the vocabulary", "tokens"),
+            false);
       }
       ids.push_back(t.get<int32_t>());
     }
@@ -89,18 +88,18 @@ struct Server::Impl {
   std::atomic<bool> shut{false};
 
   void Accept() {
-    acceptor.async_accept(asio::make_strand(io), [this](boost::system::error_code ec,
-                                                         tcp::socket socket) {
-      if (ec) {
-        if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-        LOG(WARNING) << "serve: accept: " << ec.message();
-      } else {
-        std::make_shared<HttpSession>(std::move(socket), [this](auto s, HttpRequest r) {
-          Route(std::move(s), std::move(r));
-        })->Start();
-      }
-      Accept();
-    });
+    acceptor.async_accept(
+        asio::make_strand(io), [this](boost::system::error_code ec, tcp::socket socket) {
+          if (ec) {
+            if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+            LOG(WARNING) << "serve: accept: " << ec.message();
+          } else {
+            std::make_shared<HttpSession>(std::move(socket), [this](auto s, HttpRequest r) {
+              Route(std::move(s), std::move(r));
+            })->Start();
+          }
+          Accept();
+        });
   }
 
   void Route(std::shared_ptr<HttpSession> session, HttpRequest req) {
@@ -114,8 +113,7 @@ struct Server::Impl {
       }
       return session->Respond(200, "application/json", R"({"status":"ok"})");
     }
-    if (!ctx.options.api_key.empty() &&
-        req.authorization != "Bearer " + ctx.options.api_key) {
+    if (!ctx.options.api_key.empty() && req.authorization != "Bearer " + ctx.options.api_key) {
       return SendError(ctx, *session, ApiError::Unauthorized(), false);
     }
     const bool post = req.method == "POST";

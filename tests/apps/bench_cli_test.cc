@@ -27,8 +27,11 @@ class BenchCliTest : public ::testing::Test {
 
 TEST_F(BenchCliTest, BatchedSweepPrintsATableAndWritesJson) {
   const std::string json = dir_ + "/b.json";
-  auto r = RunForge("bench -m '" + model_ + "' --batched --seqs 1,3 --pp 8 --tg 4 --device cpu "
-                    "--no-graphs --json '" + json + "'", dir_);
+  auto r = RunForge("bench -m '" + model_ +
+                        "' --batched --seqs 1,3 --pp 8 --tg 4 --device cpu "
+                        "--no-graphs --json '" +
+                        json + "'",
+                    dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("| n_seqs |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("activations/KV f32"), std::string::npos) << r.out;
@@ -60,8 +63,8 @@ TEST_F(BenchCliTest, FlagErrors) {
       {"bench -m '" + model_ + "' --batched --seqs 0 --device cpu", "n_seqs=0"},
       {"logits -m '" + model_ + "' --ids 1,2 --device cpu --dtype bf16",
        "cpu backend does not run bf16 activations"},
-      {"run -m '" + testing::TestDataPath("models/stories260K.gguf") +
-           "' --prompts-file '" + dir_ + "/prompts.txt' -n 4 --device cpu --gpu-memory-fraction 0",
+      {"run -m '" + testing::TestDataPath("models/stories260K.gguf") + "' --prompts-file '" + dir_ +
+           "/prompts.txt' -n 4 --device cpu --gpu-memory-fraction 0",
        "gpu_memory_fraction=0: must be in (0, 1]"},
   };
   std::ofstream(dir_ + "/prompts.txt") << "Once upon a time\n";

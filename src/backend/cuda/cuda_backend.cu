@@ -52,18 +52,24 @@ class CudaGraph : public BackendGraph {
 
 cudaDataType CudaType(DType t) {
   switch (t) {
-    case DType::kF32: return CUDA_R_32F;
-    case DType::kF16: return CUDA_R_16F;
-    case DType::kBF16: return CUDA_R_16BF;
+    case DType::kF32:
+      return CUDA_R_32F;
+    case DType::kF16:
+      return CUDA_R_16F;
+    case DType::kBF16:
+      return CUDA_R_16BF;
   }
   return CUDA_R_32F;
 }
 
 // The activation dtype a weight stored as `t` can be used in without conversion.
 bool NativeHalf(GgmlType t, DType* as) {
-  if (t == GgmlType::kF16) *as = DType::kF16;
-  else if (t == GgmlType::kBF16) *as = DType::kBF16;
-  else return false;
+  if (t == GgmlType::kF16)
+    *as = DType::kF16;
+  else if (t == GgmlType::kBF16)
+    *as = DType::kBF16;
+  else
+    return false;
   return true;
 }
 
@@ -146,8 +152,7 @@ class CudaBackend : public Backend {
     return PrepareStacked({host}, act);
   }
   bool StacksWeights() const override { return true; }
-  StatusOr<WeightView> PrepareStacked(const std::vector<WeightView>& parts,
-                                      DType act) override {
+  StatusOr<WeightView> PrepareStacked(const std::vector<WeightView>& parts, DType act) override {
     const int64_t es = static_cast<int64_t>(DTypeSize(act));
     int64_t rows = 0;
     for (const WeightView& w : parts) {
@@ -184,23 +189,27 @@ class CudaBackend : public Backend {
       std::vector<float> rows;
       std::unique_ptr<BackendBuffer> staging;
       if (act != DType::kF32) {
-        ASSIGN_OR_RETURN(staging, Alloc(static_cast<size_t>(std::min(chunk, host.rows) * host.cols * 4)));
+        ASSIGN_OR_RETURN(staging,
+                         Alloc(static_cast<size_t>(std::min(chunk, host.rows) * host.cols * 4)));
       }
       for (int64_t r = 0; r < host.rows; r += chunk) {
         const int64_t n = std::min(chunk, host.rows - r);
         rows.resize(n * host.cols);
         Status st = Status::Ok();
         std::mutex mu;
-        ThreadPool::Global().ParallelFor(n, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) {
-            Status s = DequantizeRow(host.type, host.row(r + i), rows.data() + i * host.cols,
-                                     host.cols);
-            if (!s.ok()) {
-              std::lock_guard<std::mutex> lock(mu);
-              st = s;
-            }
-          }
-        }, 16);
+        ThreadPool::Global().ParallelFor(
+            n,
+            [&](int64_t b, int64_t e) {
+              for (int64_t i = b; i < e; ++i) {
+                Status s = DequantizeRow(host.type, host.row(r + i), rows.data() + i * host.cols,
+                                         host.cols);
+                if (!s.ok()) {
+                  std::lock_guard<std::mutex> lock(mu);
+                  st = s;
+                }
+              }
+            },
+            16);
         RETURN_IF_ERROR(st);
         char* out = dst + r * host.cols * es;
         if (act == DType::kF32) {
@@ -250,9 +259,8 @@ class CudaBackend : public Backend {
                                 " (weights are prepared as F32, F16 or BF16)");
     }
     if (p.x_type != wt) {
-      return InvalidArgumentError(std::string("cuda matmul: activations ") +
-                                  DTypeName(p.x_type) + " with " + std::string(TypeName(p.w.type)) +
-                                  " weights");
+      return InvalidArgumentError(std::string("cuda matmul: activations ") + DTypeName(p.x_type) +
+                                  " with " + std::string(TypeName(p.w.type)) + " weights");
     }
     if (p.out_type != wt && p.out_type != DType::kF32) {
       return InvalidArgumentError(std::string("cuda matmul: output ") + DTypeName(p.out_type) +

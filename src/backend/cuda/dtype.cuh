@@ -19,9 +19,13 @@ __device__ __forceinline__ float ToF32(__nv_bfloat16 x) { return __bfloat162floa
 template <typename T>
 __device__ __forceinline__ T FromF32(float x);
 template <>
-__device__ __forceinline__ float FromF32<float>(float x) { return x; }
+__device__ __forceinline__ float FromF32<float>(float x) {
+  return x;
+}
 template <>
-__device__ __forceinline__ __half FromF32<__half>(float x) { return __float2half_rn(x); }
+__device__ __forceinline__ __half FromF32<__half>(float x) {
+  return __float2half_rn(x);
+}
 template <>
 __device__ __forceinline__ __nv_bfloat16 FromF32<__nv_bfloat16>(float x) {
   return __float2bfloat16_rn(x);
@@ -31,9 +35,12 @@ __device__ __forceinline__ __nv_bfloat16 FromF32<__nv_bfloat16>(float x) {
 template <typename F>
 Status DispatchDType(DType t, F&& f) {
   switch (t) {
-    case DType::kF32: return f(float{});
-    case DType::kF16: return f(__half{});
-    case DType::kBF16: return f(__nv_bfloat16{});
+    case DType::kF32:
+      return f(float{});
+    case DType::kF16:
+      return f(__half{});
+    case DType::kBF16:
+      return f(__nv_bfloat16{});
   }
   return InvalidArgumentError("unknown dtype");
 }

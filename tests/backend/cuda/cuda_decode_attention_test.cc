@@ -33,8 +33,11 @@ TEST_P(CudaDecodeAttentionTest, MatchesReference) {
   ASSERT_TRUE(be.ok());
   const DType t = GetParam();
   const int64_t bs = 16;
-  for (auto [H, KV, D] : {std::tuple<int64_t, int64_t, int64_t>{8, 8, 64}, {8, 4, 80},
-                          {32, 8, 128}, {16, 2, 96}, {8, 1, 128}}) {
+  for (auto [H, KV, D] : {std::tuple<int64_t, int64_t, int64_t>{8, 8, 64},
+                          {8, 4, 80},
+                          {32, 8, 128},
+                          {16, 2, 96},
+                          {8, 1, 128}}) {
     for (bool q_f32 : {true, false}) {
       const std::vector<int64_t> lens = {1, 15, 16, 17, 100, 700, 33};
       const int64_t S = static_cast<int64_t>(lens.size());
@@ -47,7 +50,8 @@ TEST_P(CudaDecodeAttentionTest, MatchesReference) {
       for (int64_t s = 0; s < S; ++s) {
         cu[s + 1] = static_cast<int32_t>(s + 1);
         seq_lens[s] = static_cast<int32_t>(lens[s]);
-        for (int64_t b = 0; b < (lens[s] + bs - 1) / bs; ++b) tables[s * width + b] = static_cast<int32_t>(next--);
+        for (int64_t b = 0; b < (lens[s] + bs - 1) / bs; ++b)
+          tables[s * width + b] = static_cast<int32_t>(next--);
       }
       const int64_t cache_n = num_blocks * bs * KV * D;
       const std::vector<float> kc = Rounded(testing::RandomVector(cache_n, 1), t);

@@ -97,7 +97,8 @@ TEST_P(CudaHalfModelTest, SyntheticShapesTeacherForcedWithinBound) {
     auto got = TeacherForcedLogits(*gpu.model, ids);
     auto chunked = TeacherForcedLogits(*gpu.model, ids, 17);
     ASSERT_TRUE(ref.ok() && got.ok() && chunked.ok());
-    EXPECT_NORMALIZED_NEAR(ref->data(), got->data(), ref->size(), Bound(GetParam())) << "GPU vs CPU";
+    EXPECT_NORMALIZED_NEAR(ref->data(), got->data(), ref->size(), Bound(GetParam()))
+        << "GPU vs CPU";
     EXPECT_NORMALIZED_NEAR(got->data(), chunked->data(), got->size(), Bound(GetParam()))
         << "chunked vs one-shot";
   }
@@ -191,9 +192,12 @@ TEST_P(CudaHalfModelTest, GraphReplayEqualsEagerAndBatchedEqualsAlone) {
   for (int s = 0; s < n; ++s) {
     SCOPED_TRACE("sequence " + std::to_string(s));
     const int64_t size = static_cast<int64_t>(ref[s].size());
-    EXPECT_NORMALIZED_NEAR(eager[s].data(), graphed[s].data(), size, Bound(GetParam())) << "graph vs eager";
-    EXPECT_NORMALIZED_NEAR(alone[s].data(), graphed[s].data(), size, Bound(GetParam())) << "batched vs alone";
-    EXPECT_NORMALIZED_NEAR(ref[s].data(), graphed[s].data(), size, Bound(GetParam())) << "GPU vs CPU";
+    EXPECT_NORMALIZED_NEAR(eager[s].data(), graphed[s].data(), size, Bound(GetParam()))
+        << "graph vs eager";
+    EXPECT_NORMALIZED_NEAR(alone[s].data(), graphed[s].data(), size, Bound(GetParam()))
+        << "batched vs alone";
+    EXPECT_NORMALIZED_NEAR(ref[s].data(), graphed[s].data(), size, Bound(GetParam()))
+        << "GPU vs CPU";
   }
 }
 

@@ -82,8 +82,10 @@ class Dev {
         std::memcpy(&b, bytes.data() + i * 2, 2);
         x = FromBits(b, t);
       }
-      if (i < n) out[i] = x;
-      else if (!std::isnan(x)) *guards_ok = false;
+      if (i < n)
+        out[i] = x;
+      else if (!std::isnan(x))
+        *guards_ok = false;
     }
     return out;
   }
@@ -118,7 +120,8 @@ TEST_P(CudaHalfOpsTest, Matmul) {
         const std::vector<float> w = Rounded(RandomVector(n * k, n), t);
         const std::vector<float> bias = RandomVector(n, 3);
         std::vector<float> ref(m * n);
-        ASSERT_TRUE(matmul_ref({x.data(), 0, F32View(w, n, k), bias.data(), ref.data(), 0, m}).ok());
+        ASSERT_TRUE(
+            matmul_ref({x.data(), 0, F32View(w, n, k), bias.data(), ref.data(), 0, m}).ok());
         // Weights stored in the activation dtype are used as stored; F32 ones are converted.
         std::vector<uint16_t> wbits(n * k);
         for (int64_t i = 0; i < n * k; ++i) wbits[i] = ToBits(w[i], t);
@@ -129,7 +132,7 @@ TEST_P(CudaHalfOpsTest, Matmul) {
           ASSERT_TRUE(dw.ok()) << dw.status().ToString();
           void* out = dev.Out(m * n, out_t);
           MatmulParams p{dev.Put(x, t), 0, *dw, static_cast<float*>(dev.Put(bias, DType::kF32)),
-                         out, 0, m};
+                         out,           0, m};
           p.x_type = t;
           p.out_type = out_t;
           ASSERT_TRUE(be_->Matmul(p).ok());
@@ -158,7 +161,8 @@ TEST_P(CudaHalfOpsTest, NormsRopeSwigluEmbeddingGather) {
     std::vector<float> ref(rows * dim);
     ASSERT_TRUE(rmsnorm_ref({x.data(), w.data(), ref.data(), rows, dim, 1e-5f}).ok());
     void* out = dev.Out(rows * dim, t);
-    ASSERT_TRUE(be_->RmsNorm({dev.Put(x, DType::kF32), dw, out, rows, dim, 1e-5f, DType::kF32, t}).ok());
+    ASSERT_TRUE(
+        be_->RmsNorm({dev.Put(x, DType::kF32), dw, out, rows, dim, 1e-5f, DType::kF32, t}).ok());
     auto got = dev.Get(out, rows * dim, t, &guards);
     EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), rows * dim, kHalfBound) << "rmsnorm " << dim;
     EXPECT_TRUE(guards);
@@ -171,8 +175,9 @@ TEST_P(CudaHalfOpsTest, NormsRopeSwigluEmbeddingGather) {
     // Residual add fused with the norm: the F32 residual exactly, the output within the bound.
     const std::vector<float> delta = Rounded(RandomVector(rows * dim, dim + 1), t);
     std::vector<float> res_ref = x, out_ref(rows * dim);
-    ASSERT_TRUE(add_rmsnorm_ref({res_ref.data(), delta.data(), w.data(), out_ref.data(), rows,
-                                 dim, 1e-5f}).ok());
+    ASSERT_TRUE(
+        add_rmsnorm_ref({res_ref.data(), delta.data(), w.data(), out_ref.data(), rows, dim, 1e-5f})
+            .ok());
     float* res = static_cast<float*>(dev.Put(x, DType::kF32));
     void* nout = dev.Out(rows * dim, t);
     ASSERT_TRUE(be_->AddRmsNorm({res, dev.Put(delta, t), dw, nout, rows, dim, 1e-5f, t, t}).ok());
@@ -208,7 +213,8 @@ TEST_P(CudaHalfOpsTest, NormsRopeSwigluEmbeddingGather) {
     ASSERT_TRUE(swiglu_ref({g.data(), u.data(), ref.data(), T, dim, 0, 0}).ok());
     for (DType in_t : {t, DType::kF32}) {  // the model feeds it F32 gate/up products
       void* out = dev.Out(T * dim, t);
-      ASSERT_TRUE(be_->Swiglu({dev.Put(g, in_t), dev.Put(u, in_t), out, T, dim, 0, 0, in_t, t}).ok());
+      ASSERT_TRUE(
+          be_->Swiglu({dev.Put(g, in_t), dev.Put(u, in_t), out, T, dim, 0, 0, in_t, t}).ok());
       auto got = dev.Get(out, T * dim, t, &guards);
       EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), T * dim, kHalfBound) << "swiglu";
       EXPECT_TRUE(guards);
@@ -230,7 +236,8 @@ TEST_P(CudaHalfOpsTest, NormsRopeSwigluEmbeddingGather) {
     EXPECT_TRUE(guards);
     const std::vector<int32_t> rows = {4, 1};
     std::vector<float> gref(2 * dim);
-    for (int r = 0; r < 2; ++r) std::copy_n(th.begin() + ids[rows[r]] * dim, dim, gref.begin() + r * dim);
+    for (int r = 0; r < 2; ++r)
+      std::copy_n(th.begin() + ids[rows[r]] * dim, dim, gref.begin() + r * dim);
     std::vector<float> src(5 * dim);
     for (int i = 0; i < 5; ++i) std::copy_n(th.begin() + ids[i] * dim, dim, src.begin() + i * dim);
     void* gout = dev.Out(2 * dim, t);
@@ -285,7 +292,8 @@ TEST_P(CudaHalfOpsTest, KvWriteAndPagedAttention) {
       }
       for (int64_t i = 0; i < q; ++i) {
         const int64_t pos = pre + i;
-        slots.push_back(static_cast<int32_t>(tables[tables.size() - width + pos / bs] * bs + pos % bs));
+        slots.push_back(
+            static_cast<int32_t>(tables[tables.size() - width + pos / bs] * bs + pos % bs));
       }
       next += 2 * nb + 1;
     }
@@ -297,14 +305,16 @@ TEST_P(CudaHalfOpsTest, KvWriteAndPagedAttention) {
     const std::vector<float> q = Rounded(RandomVector(T * c.H * c.D, 5), src_t);
     std::vector<float> hk = kc, hv = vc;
     ASSERT_TRUE(kv_write_ref({knew.data(), vnew.data(), 0, 0, slots.data(), T, c.KV, c.D,
-                              num_blocks * bs, hk.data(), hv.data()}).ok());
+                              num_blocks * bs, hk.data(), hv.data()})
+                    .ok());
     hk = Rounded(hk, t);  // what the cache holds
     hv = Rounded(hv, t);
     void* dk = dev.Put(kc, t);
     void* dv = dev.Put(vc, t);
     const int32_t* dslots = dev.PutInts(slots);
     ASSERT_TRUE(be_->KvWrite({dev.Put(knew, src_t), dev.Put(vnew, src_t), 0, 0, dslots, T, c.KV,
-                              c.D, num_blocks * bs, dk, dv, t, src_t}).ok());
+                              c.D, num_blocks * bs, dk, dv, t, src_t})
+                    .ok());
     bool guards;
     // K/V writes are exact (rounded once to the dtype).
     auto kgot = dev.Get(dk, num_blocks * bs * row, t, &guards);
@@ -353,8 +363,8 @@ TEST_P(CudaHalfOpsTest, KvWriteAndPagedAttention) {
 TEST_P(CudaHalfOpsTest, RopeKvWriteMatchesTheSeparateOps) {
   const DType t = GetParam();
   for (RopeStyle style : {RopeStyle::kAdjacent, RopeStyle::kNeox}) {
-    for (auto [H, KV, D] : {std::tuple<int64_t, int64_t, int64_t>{8, 2, 64}, {4, 4, 80},
-                            {32, 8, 128}, {4, 1, 8}}) {
+    for (auto [H, KV, D] :
+         {std::tuple<int64_t, int64_t, int64_t>{8, 2, 64}, {4, 4, 80}, {32, 8, 128}, {4, 1, 8}}) {
       Dev dev(*be_);
       const int64_t T = 21, row = (H + 2 * KV) * D, num_slots = 64;
       const std::vector<float> qkv = RandomVector(T * row, D);
@@ -375,13 +385,14 @@ TEST_P(CudaHalfOpsTest, RopeKvWriteMatchesTheSeparateOps) {
         r.k = r.q;
         r.k.x = q + H * D;
         r.k.n_heads = KV;
-        r.kv = {q + H * D, q + (H + KV) * D, row, row, sl, T, KV, D, num_slots, kc, vc, cache_t,
-                DType::kF32};
+        r.kv = {q + H * D, q + (H + KV) * D, row, row, sl,      T,          KV,
+                D,         num_slots,        kc,  vc,  cache_t, DType::kF32};
         return r;
       };
       std::vector<float> hq = qkv, hk = kc0, hv = vc0;
       ASSERT_TRUE(rope_kv_write_ref(params(hq.data(), hk.data(), hv.data(), pos.data(),
-                                           slots.data(), factors.data(), DType::kF32)).ok());
+                                           slots.data(), factors.data(), DType::kF32))
+                      .ok());
       void* dq = dev.Put(qkv, DType::kF32);
       void* dk = dev.Put(kc0, t);
       void* dv = dev.Put(vc0, t);

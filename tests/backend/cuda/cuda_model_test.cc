@@ -15,7 +15,8 @@ namespace forge {
 namespace {
 
 std::vector<int32_t> Ids(const nlohmann::json& v) {
-  return (v.is_string() ? nlohmann::json::parse(v.get<std::string>()) : v).get<std::vector<int32_t>>();
+  return (v.is_string() ? nlohmann::json::parse(v.get<std::string>()) : v)
+      .get<std::vector<int32_t>>();
 }
 
 class CudaStoriesTest : public ::testing::TestWithParam<std::string> {};
@@ -25,8 +26,8 @@ TEST_P(CudaStoriesTest, GreedyPathsMatchExpected) {
   auto gpu = MakeCudaBackend();
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
   // F32 activations: the expected greedy paths hold exactly.
-  auto model = Model::Load(testing::TestDataPath("models/" + GetParam()), gpu->get(), {},
-                           {DType::kF32});
+  auto model =
+      Model::Load(testing::TestDataPath("models/" + GetParam()), gpu->get(), {}, {DType::kF32});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   std::ifstream in(testing::TestDataPath("models/stories260K.expected.json"));
   auto expected = nlohmann::json::parse(in)["models"][GetParam()];
@@ -61,7 +62,8 @@ INSTANTIATE_TEST_SUITE_P(Files, CudaStoriesTest,
                                            "stories260K-q8_0.gguf"),
                          [](const auto& info) {
                            std::string n = info.param;
-                           for (char& ch : n) ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+                           for (char& ch : n)
+                             ch = std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
                            return n;
                          });
 

@@ -56,7 +56,8 @@ TEST(CudaOpsTest, MatmulF32) {
   for (int64_t m : {1, 2, 3, 8, 17, 64, 512}) {
     for (auto [n, k] : {std::pair<int64_t, int64_t>{5, 7}, {64, 256}, {13, 4096}, {1000, 96}}) {
       Dev dev(*be);
-      std::vector<float> x = RandomVector(m * k, m), w = RandomVector(n * k, n), bias = RandomVector(n, 3);
+      std::vector<float> x = RandomVector(m * k, m), w = RandomVector(n * k, n),
+                         bias = RandomVector(n, 3);
       WeightView hw{GgmlType::kF32, n, k, k * 4, reinterpret_cast<const uint8_t*>(w.data())};
       GuardedBuffer ref(m * n), got(m * n);
       ASSERT_TRUE(matmul_ref({x.data(), 0, hw, bias.data(), ref.data(), 0, m}).ok());
@@ -125,7 +126,8 @@ TEST(CudaOpsTest, RmsNormRopeSwigluEmbeddingGather) {
     GuardedBuffer ref(5 * dim), got(5 * dim);
     ASSERT_TRUE(embedding_ref({ht, ids.data(), 5, ref.data()}).ok());
     float* d = dev.Put(got);
-    ASSERT_TRUE(be->Embedding({be->PrepareWeight(ht, DType::kF32).value(), dev.Put(ids), 5, d}).ok());
+    ASSERT_TRUE(
+        be->Embedding({be->PrepareWeight(ht, DType::kF32).value(), dev.Put(ids), 5, d}).ok());
     dev.Get(got, d);
     EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), 5 * dim, 0) << "embedding";
     GuardedBuffer gref(2 * dim), ggot(2 * dim);
@@ -168,22 +170,26 @@ TEST(CudaOpsTest, KvWriteAndPagedAttention) {
       }
       for (int64_t i = 0; i < q; ++i) {
         int64_t pos = pre + i;
-        slots.push_back(static_cast<int32_t>(tables[tables.size() - width + pos / bs] * bs + pos % bs));
+        slots.push_back(
+            static_cast<int32_t>(tables[tables.size() - width + pos / bs] * bs + pos % bs));
       }
       next += 2 * nb + 1;
     }
     const int64_t num_blocks = next + 1, T = cu.back(), row = c.KV * c.D;
-    std::vector<float> kc = RandomVector(num_blocks * bs * row, 1), vc = RandomVector(num_blocks * bs * row, 2);
+    std::vector<float> kc = RandomVector(num_blocks * bs * row, 1),
+                       vc = RandomVector(num_blocks * bs * row, 2);
     std::vector<float> knew = RandomVector(T * row, 3), vnew = RandomVector(T * row, 4);
     std::vector<float> q = RandomVector(T * c.H * c.D, 5);
     // Reference: write on the host, attend on the host.
     std::vector<float> hk = kc, hv = vc;
     ASSERT_TRUE(kv_write_ref({knew.data(), vnew.data(), 0, 0, slots.data(), T, c.KV, c.D,
-                              num_blocks * bs, hk.data(), hv.data()}).ok());
+                              num_blocks * bs, hk.data(), hv.data()})
+                    .ok());
     float* dk = dev.Put(kc);
     float* dv = dev.Put(vc);
     ASSERT_TRUE(be->KvWrite({dev.Put(knew), dev.Put(vnew), 0, 0, dev.Put(slots), T, c.KV, c.D,
-                             num_blocks * bs, dk, dv}).ok());
+                             num_blocks * bs, dk, dv})
+                    .ok());
     GuardedBuffer ref(T * c.H * c.D), got(T * c.H * c.D);
     AttentionParams p;
     p.q = q.data();

@@ -10,8 +10,8 @@ namespace {
 Status AddThenNorm(const AddRmsNormParams& p, Status (*norm)(const RmsNormParams&)) {
   if (p.delta_type != DType::kF32) return UnsupportedDType("add_rmsnorm", p.delta_type);
   if (p.out_type != DType::kF32) return UnsupportedDType("add_rmsnorm", p.out_type);
-  RETURN_IF_ERROR(add_ref({p.residual, static_cast<const float*>(p.delta), p.residual,
-                           p.n_rows * p.dim}));
+  RETURN_IF_ERROR(
+      add_ref({p.residual, static_cast<const float*>(p.delta), p.residual, p.n_rows * p.dim}));
   return norm({p.residual, p.weight, p.out, p.n_rows, p.dim, p.eps});
 }
 

@@ -13,17 +13,17 @@
 namespace forge {
 
 struct AttentionParams {
-  const void* q = nullptr;         // [n_tokens, n_heads, head_dim], row stride q_stride
-  int64_t q_stride = 0;            // 0: n_heads * head_dim
-  const void* k_cache = nullptr;   // [num_blocks, block_size, n_kv_heads, head_dim]
-  const void* v_cache = nullptr;   // same layout
-  void* out = nullptr;             // [n_tokens, n_heads, head_dim]
+  const void* q = nullptr;                // [n_tokens, n_heads, head_dim], row stride q_stride
+  int64_t q_stride = 0;                   // 0: n_heads * head_dim
+  const void* k_cache = nullptr;          // [num_blocks, block_size, n_kv_heads, head_dim]
+  const void* v_cache = nullptr;          // same layout
+  void* out = nullptr;                    // [n_tokens, n_heads, head_dim]
   const int32_t* cu_seqlens_q = nullptr;  // [n_seqs + 1]
   const int32_t* seq_lens_k = nullptr;    // [n_seqs]
   const int32_t* block_tables = nullptr;  // [n_seqs, block_table_stride]
   int64_t block_table_stride = 0;
   int64_t n_seqs = 0;
-  int64_t n_tokens = 0;    // cu_seqlens_q[n_seqs] (known on the host; device launchers need it)
+  int64_t n_tokens = 0;  // cu_seqlens_q[n_seqs] (known on the host; device launchers need it)
   int64_t n_heads = 0;
   int64_t n_kv_heads = 0;
   int64_t head_dim = 0;
@@ -31,8 +31,8 @@ struct AttentionParams {
   int64_t num_blocks = 0;  // bounds check for block ids
   float scale = 1.0f;      // usually 1 / sqrt(head_dim)
   bool causal = true;
-  DType dtype = DType::kF32;    // of the cache and out (the CPU: F32 only)
-  DType q_type = DType::kF32;   // of q
+  DType dtype = DType::kF32;   // of the cache and out (the CPU: F32 only)
+  DType q_type = DType::kF32;  // of q
 };
 
 // Checks shapes, ids and lengths; shared by every backend's launcher.

@@ -80,8 +80,8 @@ Status ValidateAttention(const AttentionParams& p) {
     int64_t k_len = p.seq_lens_k[s];
     if (q_len < 0 || k_len < q_len) {
       return InvalidArgumentError("attention: sequence " + std::to_string(s) + " has " +
-                                  std::to_string(q_len) + " queries but " +
-                                  std::to_string(k_len) + " keys");
+                                  std::to_string(q_len) + " queries but " + std::to_string(k_len) +
+                                  " keys");
     }
     int64_t blocks = (k_len + p.block_size - 1) / p.block_size;
     if (blocks > p.block_table_stride) {

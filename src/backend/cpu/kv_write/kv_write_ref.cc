@@ -20,8 +20,8 @@ Status kv_write_ref(const KvWriteParams& p) {
     int64_t slot = p.slot_mapping[t];
     if (slot < 0) continue;
     if (slot >= p.num_slots) {
-      return OutOfRangeError("kv_write: slot " + std::to_string(slot) + " >= " +
-                             std::to_string(p.num_slots));
+      return OutOfRangeError("kv_write: slot " + std::to_string(slot) +
+                             " >= " + std::to_string(p.num_slots));
     }
     std::memcpy(k_cache + slot * row, k + t * ks, row * sizeof(float));
     std::memcpy(v_cache + slot * row, v + t * vs, row * sizeof(float));

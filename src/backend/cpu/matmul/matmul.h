@@ -19,8 +19,8 @@ struct MatmulParams {
   void* out = nullptr;          // [m, n], row stride out_stride, out_type
   int64_t out_stride = 0;       // 0: w.rows
   int64_t m = 0;
-  DType x_type = DType::kF32;   // the CPU backend supports F32 only; a GPU: F32, or the
-  DType out_type = DType::kF32; // weight's own half type for x and that type or F32 for out
+  DType x_type = DType::kF32;    // the CPU backend supports F32 only; a GPU: F32, or the
+  DType out_type = DType::kF32;  // weight's own half type for x and that type or F32 for out
 };
 
 // Reference: double accumulation over dequantized rows.

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/cpu/matmul/dequantize_fast.h"
 #include "backend/cpu/matmul/matmul.h"
 #include "base/thread_pool.h"
-#include "backend/cpu/matmul/dequantize_fast.h"
 
 namespace forge {
 namespace {
@@ -104,28 +104,31 @@ Status matmul_cpu(const MatmulParams& p) {
   // Few activation rows: Q8_0 weights are dequantized in registers (bit-identical, see above).
   static const bool avx2 = dot == DotAvx2 && __builtin_cpu_supports("f16c");
   const bool fused_q8 = avx2 && p.w.type == GgmlType::kQ8_0 && p.m <= 4;
-  ThreadPool::Global().ParallelFor(n, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> row;
-    row.resize(k);
-    for (int64_t j = begin; j < end; ++j) {
-      if (fused_q8) {
-        const float b = p.bias ? p.bias[j] : 0.0f;
-        for (int64_t i = 0; i < p.m; ++i) {
-          out[i * os + j] = DotQ8_0Avx2(x + i * xs, p.w.row(j), k) + b;
+  ThreadPool::Global().ParallelFor(
+      n,
+      [&](int64_t begin, int64_t end) {
+        thread_local std::vector<float> row;
+        row.resize(k);
+        for (int64_t j = begin; j < end; ++j) {
+          if (fused_q8) {
+            const float b = p.bias ? p.bias[j] : 0.0f;
+            for (int64_t i = 0; i < p.m; ++i) {
+              out[i * os + j] = DotQ8_0Avx2(x + i * xs, p.w.row(j), k) + b;
+            }
+            continue;
+          }
+          const float* w;
+          if (direct) {
+            w = reinterpret_cast<const float*>(p.w.row(j));
+          } else {
+            DequantizeRowFast(p.w.type, p.w.row(j), row.data(), k);
+            w = row.data();
+          }
+          const float b = p.bias ? p.bias[j] : 0.0f;
+          for (int64_t i = 0; i < p.m; ++i) out[i * os + j] = dot(x + i * xs, w, k) + b;
         }
-        continue;
-      }
-      const float* w;
-      if (direct) {
-        w = reinterpret_cast<const float*>(p.w.row(j));
-      } else {
-        DequantizeRowFast(p.w.type, p.w.row(j), row.data(), k);
-        w = row.data();
-      }
-      const float b = p.bias ? p.bias[j] : 0.0f;
-      for (int64_t i = 0; i < p.m; ++i) out[i * os + j] = dot(x + i * xs, w, k) + b;
-    }
-  }, 8);
+      },
+      8);
   return Status::Ok();
 }
 

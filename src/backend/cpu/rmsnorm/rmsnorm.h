@@ -16,7 +16,7 @@ struct RmsNormParams {
   int64_t n_rows = 0;
   int64_t dim = 0;
   float eps = 1e-5f;
-  DType x_type = DType::kF32;     // the CPU backend supports F32 only
+  DType x_type = DType::kF32;  // the CPU backend supports F32 only
   DType out_type = DType::kF32;
 };
 

@@ -24,13 +24,16 @@ Status rmsnorm_cpu(const RmsNormParams& p) {
   // Each row is computed the same way whatever the batch; double accumulation keeps it accurate.
   if (p.x_type != DType::kF32) return UnsupportedDType("rmsnorm", p.x_type);
   if (p.out_type != DType::kF32) return UnsupportedDType("rmsnorm", p.out_type);
-  ThreadPool::Global().ParallelFor(p.n_rows, [&](int64_t begin, int64_t end) {
-    RmsNormParams sub = p;
-    sub.x = static_cast<const float*>(p.x) + begin * p.dim;
-    sub.out = static_cast<float*>(p.out) + begin * p.dim;
-    sub.n_rows = end - begin;
-    (void)rmsnorm_ref(sub);
-  }, 16);
+  ThreadPool::Global().ParallelFor(
+      p.n_rows,
+      [&](int64_t begin, int64_t end) {
+        RmsNormParams sub = p;
+        sub.x = static_cast<const float*>(p.x) + begin * p.dim;
+        sub.out = static_cast<float*>(p.out) + begin * p.dim;
+        sub.n_rows = end - begin;
+        (void)rmsnorm_ref(sub);
+      },
+      16);
   return Status::Ok();
 }
 

@@ -9,13 +9,13 @@
 namespace forge {
 
 struct SwigluParams {
-  const void* gate = nullptr;   // [n_tokens, dim], row stride gate_stride
-  const void* up = nullptr;     // [n_tokens, dim], row stride up_stride
-  void* out = nullptr;          // [n_tokens, dim], contiguous; may alias gate if the types match
+  const void* gate = nullptr;  // [n_tokens, dim], row stride gate_stride
+  const void* up = nullptr;    // [n_tokens, dim], row stride up_stride
+  void* out = nullptr;         // [n_tokens, dim], contiguous; may alias gate if the types match
   int64_t n_tokens = 0;
   int64_t dim = 0;
-  int64_t gate_stride = 0;  // 0: dim
-  int64_t up_stride = 0;    // 0: dim
+  int64_t gate_stride = 0;       // 0: dim
+  int64_t up_stride = 0;         // 0: dim
   DType in_type = DType::kF32;   // of gate and up (the CPU: F32 only)
   DType out_type = DType::kF32;  // of out (the CPU: F32 only)
 };

@@ -5,8 +5,7 @@
 namespace forge::cuda {
 namespace {
 
-__global__ void add_kernel(const float* a, const float* b,
-                           float* out, int64_t n) {
+__global__ void add_kernel(const float* a, const float* b, float* out, int64_t n) {
   int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += stride) {

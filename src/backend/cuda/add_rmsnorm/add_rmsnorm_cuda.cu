@@ -54,8 +54,8 @@ Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream) {
       using Td = decltype(d_zero);
       using Tout = decltype(out_zero);
       add_rmsnorm_kernel<Td, Tout><<<static_cast<unsigned>(p.n_rows), threads, 0, stream>>>(
-          p.residual, static_cast<const Td*>(p.delta), p.weight, static_cast<Tout*>(p.out),
-          p.dim, p.eps);
+          p.residual, static_cast<const Td*>(p.delta), p.weight, static_cast<Tout*>(p.out), p.dim,
+          p.eps);
       CUDA_RETURN_IF_LAUNCH_ERROR("add_rmsnorm_kernel");
       return Status::Ok();
     });

@@ -23,7 +23,10 @@ __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, in
   int64_t lo = 0, hi = p.n_seqs - 1;  // the last sequence s with cu_seqlens_q[s] <= t
   while (lo < hi) {
     int64_t mid = (lo + hi + 1) / 2;
-    if (p.cu_seqlens_q[mid] <= t) lo = mid; else hi = mid - 1;
+    if (p.cu_seqlens_q[mid] <= t)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   int64_t s = lo;
   while (s + 1 < p.n_seqs && p.cu_seqlens_q[s + 1] <= t) ++s;  // skip empty sequences
@@ -44,8 +47,8 @@ __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, in
   float m = -FLT_MAX, l = 0.0f;
   const int32_t* table = p.block_tables + s * p.block_table_stride;
   for (int64_t j = 0; j < n_keys; ++j) {
-    const int64_t slot = static_cast<int64_t>(table[j / p.block_size]) * p.block_size +
-                         j % p.block_size;
+    const int64_t slot =
+        static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size;
     const T* k = k_cache + (slot * p.n_kv_heads + kv_head) * p.head_dim;
     const T* v = v_cache + (slot * p.n_kv_heads + kv_head) * p.head_dim;
     float dot = 0.0f;

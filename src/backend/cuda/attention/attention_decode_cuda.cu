@@ -31,8 +31,8 @@ __global__ void __launch_bounds__(kWarps * 32)
   __shared__ __align__(16) unsigned char pool[kTileBytes > kPartBytes ? kTileBytes : kPartBytes];
   __shared__ __align__(16) float qs[G][D];
   __shared__ float part_m[kWarps][G], part_l[kWarps][G];
-  __shared__ float ws[kWarps][G][32];      // the tile's softmax weights, by key
-  __shared__ int64_t rows_s[kWarps][32];   // the tile's cache rows, by key
+  __shared__ float ws[kWarps][G][32];     // the tile's softmax weights, by key
+  __shared__ int64_t rows_s[kWarps][32];  // the tile's cache rows, by key
   const int s = blockIdx.x, kvh = blockIdx.y;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   T(*ks)[kRow] = reinterpret_cast<T(*)[kRow]>(pool) + warp * 32;
@@ -60,7 +60,8 @@ __global__ void __launch_bounds__(kWarps * 32)
     int64_t row = -1;
     if (j < n_keys) {
       row = (static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size) *
-                p.n_kv_heads + kvh;
+                p.n_kv_heads +
+            kvh;
     }
 #pragma unroll 4
     for (int c = lane; c < 32 * kChunks; c += 32) {  // the tile's K rows, 16 lanes per 256 bytes
@@ -180,11 +181,20 @@ template <typename Tq, typename T, int D>
 Status LaunchGroup(const AttentionParams& p, int64_t q_stride, cudaStream_t stream) {
   const dim3 grid(static_cast<unsigned>(p.n_seqs), static_cast<unsigned>(p.n_kv_heads));
   switch (p.n_heads / p.n_kv_heads) {
-    case 1: attention_decode_kernel<Tq, T, D, 1><<<grid, kWarps * 32, 0, stream>>>(p, q_stride); break;
-    case 2: attention_decode_kernel<Tq, T, D, 2><<<grid, kWarps * 32, 0, stream>>>(p, q_stride); break;
-    case 4: attention_decode_kernel<Tq, T, D, 4><<<grid, kWarps * 32, 0, stream>>>(p, q_stride); break;
-    case 8: attention_decode_kernel<Tq, T, D, 8><<<grid, kWarps * 32, 0, stream>>>(p, q_stride); break;
-    default: return UnimplementedError("attention_decode_cuda: group size");
+    case 1:
+      attention_decode_kernel<Tq, T, D, 1><<<grid, kWarps * 32, 0, stream>>>(p, q_stride);
+      break;
+    case 2:
+      attention_decode_kernel<Tq, T, D, 2><<<grid, kWarps * 32, 0, stream>>>(p, q_stride);
+      break;
+    case 4:
+      attention_decode_kernel<Tq, T, D, 4><<<grid, kWarps * 32, 0, stream>>>(p, q_stride);
+      break;
+    case 8:
+      attention_decode_kernel<Tq, T, D, 8><<<grid, kWarps * 32, 0, stream>>>(p, q_stride);
+      break;
+    default:
+      return UnimplementedError("attention_decode_cuda: group size");
   }
   CUDA_RETURN_IF_LAUNCH_ERROR("attention_decode_kernel");
   return Status::Ok();
@@ -210,10 +220,14 @@ Status attention_decode_cuda(const AttentionParams& p, cudaStream_t stream) {
       using Tq = decltype(q_zero);
       using T = decltype(zero);
       switch (p.head_dim) {
-        case 64: return LaunchGroup<Tq, T, 64>(p, q_stride, stream);
-        case 80: return LaunchGroup<Tq, T, 80>(p, q_stride, stream);
-        case 96: return LaunchGroup<Tq, T, 96>(p, q_stride, stream);
-        default: return LaunchGroup<Tq, T, 128>(p, q_stride, stream);
+        case 64:
+          return LaunchGroup<Tq, T, 64>(p, q_stride, stream);
+        case 80:
+          return LaunchGroup<Tq, T, 80>(p, q_stride, stream);
+        case 96:
+          return LaunchGroup<Tq, T, 96>(p, q_stride, stream);
+        default:
+          return LaunchGroup<Tq, T, 128>(p, q_stride, stream);
       }
     });
   });

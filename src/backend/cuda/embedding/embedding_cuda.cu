@@ -8,8 +8,8 @@ namespace forge::cuda {
 namespace {
 
 template <typename T>
-__global__ void embedding_kernel(const T* table, const int32_t* ids, int64_t dim,
-                                 int64_t row_elems, float* out) {
+__global__ void embedding_kernel(const T* table, const int32_t* ids, int64_t dim, int64_t row_elems,
+                                 float* out) {
   const int64_t t = blockIdx.x;
   const T* src = table + static_cast<int64_t>(ids[t]) * row_elems;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) out[t * dim + i] = ToF32(src[i]);
@@ -20,11 +20,18 @@ __global__ void embedding_kernel(const T* table, const int32_t* ids, int64_t dim
 Status embedding_cuda(const EmbeddingParams& p, cudaStream_t stream) {
   DType t;
   switch (p.table.type) {
-    case GgmlType::kF32: t = DType::kF32; break;
-    case GgmlType::kF16: t = DType::kF16; break;
-    case GgmlType::kBF16: t = DType::kBF16; break;
+    case GgmlType::kF32:
+      t = DType::kF32;
+      break;
+    case GgmlType::kF16:
+      t = DType::kF16;
+      break;
+    case GgmlType::kBF16:
+      t = DType::kBF16;
+      break;
     default:
-      return UnimplementedError("embedding_cuda: table type " + std::string(TypeName(p.table.type)));
+      return UnimplementedError("embedding_cuda: table type " +
+                                std::string(TypeName(p.table.type)));
   }
   if (p.n_tokens == 0) return Status::Ok();
   return DispatchDType(t, [&](auto zero) {

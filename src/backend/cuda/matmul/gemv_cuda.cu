@@ -78,14 +78,22 @@ void Launch(const MatmulParams& p, int64_t xs, int64_t os, cudaStream_t stream) 
 template <typename T, typename Tout>
 void LaunchM(const MatmulParams& p, int64_t xs, int64_t os, cudaStream_t stream) {
   switch (p.m) {
-    case 1: return Launch<T, Tout, 1>(p, xs, os, stream);
-    case 2: return Launch<T, Tout, 2>(p, xs, os, stream);
-    case 3: return Launch<T, Tout, 3>(p, xs, os, stream);
-    case 4: return Launch<T, Tout, 4>(p, xs, os, stream);
-    case 5: return Launch<T, Tout, 5>(p, xs, os, stream);
-    case 6: return Launch<T, Tout, 6>(p, xs, os, stream);
-    case 7: return Launch<T, Tout, 7>(p, xs, os, stream);
-    default: return Launch<T, Tout, 8>(p, xs, os, stream);
+    case 1:
+      return Launch<T, Tout, 1>(p, xs, os, stream);
+    case 2:
+      return Launch<T, Tout, 2>(p, xs, os, stream);
+    case 3:
+      return Launch<T, Tout, 3>(p, xs, os, stream);
+    case 4:
+      return Launch<T, Tout, 4>(p, xs, os, stream);
+    case 5:
+      return Launch<T, Tout, 5>(p, xs, os, stream);
+    case 6:
+      return Launch<T, Tout, 6>(p, xs, os, stream);
+    case 7:
+      return Launch<T, Tout, 7>(p, xs, os, stream);
+    default:
+      return Launch<T, Tout, 8>(p, xs, os, stream);
   }
 }
 
@@ -95,8 +103,8 @@ bool GemvApplies(const MatmulParams& p, DType weight_type) {
   if (weight_type == DType::kF32 || p.m < 1 || p.m > kGemvMaxRows) return false;
   const int64_t xs = p.x_stride ? p.x_stride : p.w.cols;
   auto aligned16 = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  return p.w.cols % kVec == 0 && p.w.row_bytes % 16 == 0 && xs % kVec == 0 &&
-         aligned16(p.w.data) && aligned16(p.x);
+  return p.w.cols % kVec == 0 && p.w.row_bytes % 16 == 0 && xs % kVec == 0 && aligned16(p.w.data) &&
+         aligned16(p.x);
 }
 
 Status gemv_cuda(const MatmulParams& p, DType weight_type, cudaStream_t stream) {

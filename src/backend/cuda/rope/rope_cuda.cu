@@ -40,7 +40,8 @@ Status rope_cuda(const RopeParams& p, cudaStream_t stream) {
   }
   if (p.n_tokens == 0 || p.n_heads == 0) return Status::Ok();
   const int64_t half = p.rope_dims / 2;
-  if (half > 1024) return InvalidArgumentError("rope_cuda: rope_dims=" + std::to_string(p.rope_dims));
+  if (half > 1024)
+    return InvalidArgumentError("rope_cuda: rope_dims=" + std::to_string(p.rope_dims));
   // Up to 256 threads (whole multiples of the pair count), never more heads than there are.
   const int64_t passes = std::max<int64_t>(1, std::min<int64_t>(256 / half, p.n_heads));
   const int threads = static_cast<int>(half * passes);

@@ -85,7 +85,7 @@ Status rope_kv_write_cuda(const RopeKvWriteParams& p, cudaStream_t stream) {
       return DispatchDType(p.kv.dtype, [&](auto c_zero) {
         rope_kv_write_kernel<decltype(q_zero), decltype(k_zero), decltype(c_zero)>
             <<<static_cast<unsigned>(q.n_tokens), kThreads, 0, stream>>>(p, q_stride, k_stride,
-                                                                       v_stride);
+                                                                         v_stride);
         CUDA_RETURN_IF_LAUNCH_ERROR("rope_kv_write_kernel");
         return Status::Ok();
       });

@@ -46,9 +46,8 @@ Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream) {
       using Tin = decltype(in_zero);
       using Tout = decltype(out_zero);
       swiglu_kernel<Tin, Tout><<<GridFor(total, 256), 256, 0, stream>>>(
-          static_cast<const Tin*>(p.gate), static_cast<const Tin*>(p.up),
-          static_cast<Tout*>(p.out), p.dim, p.gate_stride ? p.gate_stride : p.dim,
-          p.up_stride ? p.up_stride : p.dim, total);
+          static_cast<const Tin*>(p.gate), static_cast<const Tin*>(p.up), static_cast<Tout*>(p.out),
+          p.dim, p.gate_stride ? p.gate_stride : p.dim, p.up_stride ? p.up_stride : p.dim, total);
       CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_kernel");
       return Status::Ok();
     });
@@ -60,8 +59,8 @@ Status add_bias_cuda(void* out, DType out_type, const float* bias, int64_t m, in
   if (m * n == 0) return Status::Ok();
   return DispatchDType(out_type, [&](auto zero) {
     using T = decltype(zero);
-    add_bias_kernel<T><<<GridFor(m * n, 256), 256, 0, stream>>>(static_cast<T*>(out), bias, n,
-                                                                stride, m * n);
+    add_bias_kernel<T>
+        <<<GridFor(m * n, 256), 256, 0, stream>>>(static_cast<T*>(out), bias, n, stride, m * n);
     CUDA_RETURN_IF_LAUNCH_ERROR("add_bias_kernel");
     return Status::Ok();
   });
