@@ -29,10 +29,11 @@ struct HttpResult {
 class ServerProcess {
  public:
   enum class Wait { kHealthy, kListening };
-  // Starts `forge serve -m <stories260K> --device cpu --port 0 <extra_args>` and waits until
-  // GET /health answers 200 (kHealthy) or only until the port is known (kListening: the model
-  // may still be loading). A failure to come up is a test failure and leaves ok() false.
-  explicit ServerProcess(const std::string& extra_args, Wait wait = Wait::kHealthy);
+  // Starts `forge serve -m <stories260K> --device <device> --port 0 <extra_args>` and waits
+  // until GET /health answers 200 (kHealthy) or only until the port is known (kListening: the
+  // model may still be loading). A failure to come up is a test failure and leaves ok() false.
+  explicit ServerProcess(const std::string& extra_args, Wait wait = Wait::kHealthy,
+                         const std::string& device = "cpu");
   ~ServerProcess();  // SIGTERM, then waits for the exit
   bool ok() const { return port_ > 0 && (healthy_ || wait_ == Wait::kListening); }
   // Waits until GET /health answers 200; false (and a test failure) after `seconds`.
@@ -76,13 +77,15 @@ inline std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-inline ServerProcess::ServerProcess(const std::string& extra_args, Wait wait) : wait_(wait) {
+inline ServerProcess::ServerProcess(const std::string& extra_args, Wait wait,
+                                    const std::string& device)
+    : wait_(wait) {
   dir_ = OwnTempDir();
   const std::string port_file = dir_ + "/port";
   const std::string cmd = "exec " + ForgeBinary() + " serve -m " +
-                          TestDataPath("models/stories260K.gguf") +
-                          " --device cpu --host 127.0.0.1 --port 0 --port-file " + port_file + " " +
-                          extra_args + " 2>" + dir_ + "/serve.log";
+                          TestDataPath("models/stories260K.gguf") + " --device " + device +
+                          " --host 127.0.0.1 --port 0 --port-file " + port_file + " " + extra_args +
+                          " 2>" + dir_ + "/serve.log";
   pid_ = fork();
   if (pid_ == 0) {
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
