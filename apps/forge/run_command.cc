@@ -93,11 +93,8 @@ int RunMany(const Args& a, Model& model, const Tokenizer& tokenizer) {
   opt.ctx_size = a.ctx;
   opt.max_num_seqs = a.parallel;
   opt.max_num_batched_tokens = std::max(a.batch_tokens, a.parallel);
-  opt.kv_cache_bytes = a.kv_mb << 20;
+  opt.kv_cache_bytes = KvCacheBytes(a.kv_mb, model.backend());
   opt.gpu_memory_fraction = a.gpu_memory_fraction;
-  int64_t free_bytes = 0, total_bytes = 0;
-  model.backend().MemoryInfo(&free_bytes, &total_bytes);
-  if (a.kv_mb == 0 && total_bytes == 0) opt.kv_cache_bytes = int64_t{1024} << 20;  // host memory
   auto engine = Engine::Create(model, &tokenizer, opt);
   if (!engine.ok()) {
     std::fprintf(stderr, "forge run: %s\n", engine.status().ToString().c_str());

@@ -85,11 +85,8 @@ int Serve(Args& a) {
   opt.ctx_size = a.ctx;
   opt.max_num_seqs = a.parallel;
   opt.max_num_batched_tokens = std::max(a.batch_tokens, a.parallel);
-  opt.kv_cache_bytes = a.kv_mb << 20;
+  opt.kv_cache_bytes = KvCacheBytes(a.kv_mb, (*model)->backend());
   opt.gpu_memory_fraction = a.gpu_memory_fraction;
-  int64_t free_b = 0, total_b = 0;
-  (*model)->backend().MemoryInfo(&free_b, &total_b);
-  if (a.kv_mb == 0 && total_b == 0) opt.kv_cache_bytes = int64_t{1024} << 20;  // the CPU
   opt.step_delay = std::chrono::milliseconds(a.step_delay_ms);
   auto engine = Engine::Create(**model, tokenizer->get(), opt);
   if (!engine.ok()) return Fail("engine", engine.status());

@@ -26,31 +26,6 @@ std::string Fraction(double f) {
   return buf;
 }
 
-// Backend bytes the model's weight matrices take (views into one tensor counted once).
-int64_t WeightBytes(const ModelWeights& w) {
-  std::vector<std::pair<const uint8_t*, const uint8_t*>> spans;
-  auto add = [&](const WeightView& v) {
-    if (v.data != nullptr) spans.emplace_back(v.data, v.data + v.bytes());
-  };
-  add(w.token_embd);
-  add(w.output);
-  for (const LayerWeights& l : w.layers) {
-    for (const WeightView* v :
-         {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv, &l.w_gate_up}) {
-      add(*v);
-    }
-  }
-  std::sort(spans.begin(), spans.end());
-  int64_t bytes = 0;
-  const uint8_t* end = nullptr;
-  for (const auto& [b, e] : spans) {
-    const uint8_t* from = std::max(b, end);
-    if (e > from) bytes += e - from;
-    end = std::max(end, e);
-  }
-  return bytes;
-}
-
 // The KV budget on a backend that reports its memory: reserves the workspace for the largest
 // step, then leaves total * (1 - fraction) of the device free. Error when one full context does
 // not fit.
@@ -73,7 +48,7 @@ StatusOr<int64_t> PlanDeviceKvBudget(Model& model, const EngineOptions& o, int64
   if (budget < per_ctx) {
     return ResourceExhaustedError(
         "engine: no room for the KV cache on " + be.name() + ": " + MiB(free_bytes) + " free of " +
-        MiB(total) + " after the weights (" + MiB(WeightBytes(model.weights())) +
+        MiB(total) + " after the weights (" + MiB(WeightMatrixBytes(model.weights(), true)) +
         ") and the workspace (" + MiB(*workspace_bytes) +
         "); gpu_memory_fraction=" + Fraction(o.gpu_memory_fraction) + " keeps " + MiB(reserve) +
         " free, leaving " + MiB(std::max<int64_t>(budget, 0)) + ", but one context of " + Str(ctx) +
@@ -137,10 +112,11 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer* 
       model.backend().MemoryInfo(&free_bytes, &total_bytes);
       const int64_t kv = int64_t{so.num_blocks} * shape.bytes_per_block();
       LOG(INFO) << "memory plan (" << model.backend().name() << ", gpu_memory_fraction "
-                << options.gpu_memory_fraction << "): weights " << MiB(WeightBytes(model.weights()))
-                << ", workspace " << MiB(workspace_bytes) << ", KV cache " << MiB(kv) << " ("
-                << so.num_blocks << " blocks of " << options.block_size << " tokens, "
-                << DTypeName(shape.dtype) << ", " << (int64_t{so.num_blocks} * options.block_size)
+                << options.gpu_memory_fraction << "): weights "
+                << MiB(WeightMatrixBytes(model.weights(), true)) << ", workspace "
+                << MiB(workspace_bytes) << ", KV cache " << MiB(kv) << " (" << so.num_blocks
+                << " blocks of " << options.block_size << " tokens, " << DTypeName(shape.dtype)
+                << ", " << (int64_t{so.num_blocks} * options.block_size)
                 << " tokens = " << (int64_t{so.num_blocks} * options.block_size / ctx)
                 << " full contexts of " << ctx << "); " << MiB(free_bytes) << " of "
                 << MiB(total_bytes) << " free before the KV cache";

@@ -32,32 +32,6 @@ int64_t WeightBytesPerStep(Model& model) {
   return bytes;
 }
 
-// The same matrices as the backend holds them (it may convert or repack the stored format):
-// the output head and every layer's matrices, views into one tensor counted once.
-int64_t BackendWeightBytesPerStep(Model& model) {
-  const ModelWeights& w = model.weights();
-  std::vector<std::pair<const uint8_t*, const uint8_t*>> spans;
-  auto add = [&](const WeightView& v) {
-    if (v.data != nullptr) spans.emplace_back(v.data, v.data + v.bytes());
-  };
-  add(w.output);
-  for (const LayerWeights& l : w.layers) {
-    for (const WeightView* v :
-         {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv, &l.w_gate_up}) {
-      add(*v);
-    }
-  }
-  std::sort(spans.begin(), spans.end());
-  int64_t bytes = 0;
-  const uint8_t* end = nullptr;
-  for (const auto& [b, e] : spans) {
-    const uint8_t* from = std::max(b, end);
-    if (e > from) bytes += e - from;
-    end = std::max(end, e);
-  }
-  return bytes;
-}
-
 // Parameters of the matrices outside the embedding (the output head counts, tied or not).
 double ParamsOutsideEmbedding(Model& model) {
   const ModelConfig& c = model.config();
@@ -209,7 +183,8 @@ StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOpt
   r.backend = model.backend().name();
   r.dtype = model.dtype();
   r.weight_bytes_per_step = WeightBytesPerStep(model);
-  r.backend_weight_bytes = BackendWeightBytesPerStep(model);
+  // The same matrices as the backend holds them (it may convert or repack the stored format).
+  r.backend_weight_bytes = WeightMatrixBytes(model.weights(), /*with_token_embd=*/false);
   r.kv_bytes_per_token = KvBytesPerToken(model);
   r.params_outside_embedding = ParamsOutsideEmbedding(model);
   r.kv_blocks = blocks_per_seq * max_seqs;

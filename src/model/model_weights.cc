@@ -1,6 +1,7 @@
 // BindModelWeights.
 #include "model/model_weights.h"
 
+#include <algorithm>
 #include <map>
 
 #include "backend/backend.h"
@@ -116,6 +117,30 @@ StatusOr<ModelWeights> BindModelWeights(const GgufFile& f, const ModelConfig& c)
     w.layers.push_back(lw);
   }
   return w;
+}
+
+int64_t WeightMatrixBytes(const ModelWeights& w, bool with_token_embd) {
+  std::vector<std::pair<const uint8_t*, const uint8_t*>> spans;
+  auto add = [&](const WeightView& v) {
+    if (v.data != nullptr) spans.emplace_back(v.data, v.data + v.bytes());
+  };
+  if (with_token_embd) add(w.token_embd);
+  add(w.output);
+  for (const LayerWeights& l : w.layers) {
+    for (const WeightView* v :
+         {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv, &l.w_gate_up}) {
+      add(*v);
+    }
+  }
+  std::sort(spans.begin(), spans.end());
+  int64_t bytes = 0;
+  const uint8_t* end = nullptr;
+  for (const auto& [b, e] : spans) {
+    const uint8_t* from = std::max(b, end);
+    if (e > from) bytes += e - from;
+    end = std::max(end, e);
+  }
+  return bytes;
 }
 
 namespace {

@@ -43,6 +43,10 @@ struct ModelWeights {
 // Binds every tensor; a missing tensor or a wrong shape names the tensor, expected and found.
 StatusOr<ModelWeights> BindModelWeights(const GgufFile& file, const ModelConfig& config);
 
+// Bytes the weight matrices take where `w` points (views into one tensor counted once): the
+// output head and every layer's matrices, plus token_embd when with_token_embd.
+int64_t WeightMatrixBytes(const ModelWeights& w, bool with_token_embd);
+
 class Backend;
 // The same weights made usable by `backend` with `act` activations (Backend::PrepareWeight on
 // every tensor). Views of fused tensors stay views into one prepared tensor. On a backend that

@@ -14,20 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-// The text `forge run` prints for a greedy continuation of prompt.
-std::string ForgeRunGreedy(const std::string& prompt, int n) {
-  const std::string cmd = ForgeBinary() + " run -m " + TestDataPath("models/stories260K.gguf") +
-                          " --device cpu --temp 0 -n " + std::to_string(n) + " -p '" + prompt +
-                          "' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t k; (k = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, k);
-  pclose(p);
-  if (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
 // The data: payloads of an SSE body, in order ("[DONE]" included).
 std::vector<std::string> SseEvents(const std::string& body) {
   std::vector<std::string> events;
@@ -47,7 +33,9 @@ class ServerCompletionTest : public ::testing::Test {
 TEST_F(ServerCompletionTest, GreedyCompletionEqualsForgeRun) {
   const std::string expected = ForgeRunGreedy("Once upon a time", 24);
   ASSERT_FALSE(expected.empty());
-  json req = {{"model", "stories260K"}, {"prompt", "Once upon a time"}, {"max_tokens", 24},
+  json req = {{"model", "stories260K"},
+              {"prompt", "Once upon a time"},
+              {"max_tokens", 24},
               {"temperature", 0}};
   HttpResult r = Http("POST", server_.url("/v1/completions"), req.dump());
   ASSERT_EQ(r.status, 200) << r.body;
@@ -56,8 +44,7 @@ TEST_F(ServerCompletionTest, GreedyCompletionEqualsForgeRun) {
   EXPECT_EQ(j["choices"][0]["text"].get<std::string>(), expected);
   EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
   EXPECT_EQ(j["usage"]["completion_tokens"], 24);
-  EXPECT_EQ(j["usage"]["total_tokens"],
-            j["usage"]["prompt_tokens"].get<int>() + 24);
+  EXPECT_EQ(j["usage"]["total_tokens"], j["usage"]["prompt_tokens"].get<int>() + 24);
 
   req["stream"] = true;
   req["stream_options"] = {{"include_usage", true}};
@@ -135,8 +122,11 @@ TEST_F(ServerCompletionTest, StopNLogprobsAndSeed) {
   const std::string full = ForgeRunGreedy("Once upon a time", 24);
   const size_t cut = full.find("Lily");
   ASSERT_NE(cut, std::string::npos) << full;
-  json req = {{"prompt", "Once upon a time"}, {"max_tokens", 24}, {"temperature", 0},
-              {"stop", {"Lily"}}, {"logprobs", 2}};
+  json req = {{"prompt", "Once upon a time"},
+              {"max_tokens", 24},
+              {"temperature", 0},
+              {"stop", {"Lily"}},
+              {"logprobs", 2}};
   HttpResult r = Http("POST", server_.url("/v1/completions"), req.dump());
   ASSERT_EQ(r.status, 200) << r.body;
   json c = json::parse(r.body)["choices"][0];
@@ -146,8 +136,11 @@ TEST_F(ServerCompletionTest, StopNLogprobsAndSeed) {
   EXPECT_FALSE(c["logprobs"]["token_logprobs"].empty());
   EXPECT_LE(c["logprobs"]["top_logprobs"][0].size(), 2u);
 
-  json sampled = {{"prompt", "Once upon a time"}, {"max_tokens", 16}, {"temperature", 1.0},
-                  {"seed", 42}, {"n", 2}};
+  json sampled = {{"prompt", "Once upon a time"},
+                  {"max_tokens", 16},
+                  {"temperature", 1.0},
+                  {"seed", 42},
+                  {"n", 2}};
   HttpResult s1 = Http("POST", server_.url("/v1/completions"), sampled.dump());
   HttpResult s2 = Http("POST", server_.url("/v1/completions"), sampled.dump());
   ASSERT_EQ(s1.status, 200) << s1.body;

@@ -16,19 +16,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string CpuGreedy(const std::string& prompt, int n) {
-  const std::string cmd = ForgeBinary() + " run -m " + TestDataPath("models/stories260K.gguf") +
-                          " --device cpu --temp 0 -n " + std::to_string(n) + " -p '" + prompt +
-                          "' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  char buf[4096];
-  for (size_t k; (k = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, k);
-  pclose(p);
-  if (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
-}
-
 std::string Complete(const ServerProcess& s, const std::string& prompt, int n, bool stream) {
   json req = {{"model", "stories260K"},
               {"prompt", prompt},
@@ -53,7 +40,7 @@ TEST(ServerCudaTest, GreedyOverHttpOnTheGpuEqualsTheCpu) {
   const std::vector<std::string> prompts = {"Once upon a time", "The little dog", "Lily wanted to",
                                             "One day, a bird"};
   std::vector<std::string> want;
-  for (const std::string& p : prompts) want.push_back(CpuGreedy(p, 20));
+  for (const std::string& p : prompts) want.push_back(ForgeRunGreedy(p, 20));
   ServerProcess server("--parallel 4 --dtype f32", ServerProcess::Wait::kHealthy, "cuda");
   ASSERT_TRUE(server.ok()) << server.log();
   for (size_t i = 0; i < prompts.size(); ++i) {

@@ -56,6 +56,8 @@ class ServerProcess {
   std::string dir_;
 };
 
+// The text `forge run --device cpu --temp 0` prints for n tokens after prompt (stories260K).
+std::string ForgeRunGreedy(const std::string& prompt, int n);
 // curl -s <args> against url; body (if not empty) is POSTed as the request body.
 HttpResult Http(const std::string& method, const std::string& url, const std::string& body = "",
                 const std::string& extra_curl_args = "");
@@ -64,6 +66,19 @@ HttpResult Http(const std::string& method, const std::string& url, const std::st
 double MetricValue(const std::string& metrics, const std::string& name_and_labels);
 
 // Definitions.
+inline std::string ForgeRunGreedy(const std::string& prompt, int n) {
+  const std::string cmd = ForgeBinary() + " run -m " + TestDataPath("models/stories260K.gguf") +
+                          " --device cpu --temp 0 -n " + std::to_string(n) + " -p '" + prompt +
+                          "' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[4096];
+  for (size_t k; (k = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, k);
+  pclose(p);
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
 // A fresh directory of its own (TempDir() empties the test's directory on every call).
 inline std::string OwnTempDir() {
   std::string tmpl = std::filesystem::temp_directory_path().string() + "/forge-serve-XXXXXX";
