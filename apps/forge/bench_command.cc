@@ -1,5 +1,7 @@
 // forge bench --floor: the machine's floors (DESIGN.md), printed beside the card's known figures.
 // forge bench -m MODEL: pp/tg throughput beside its floors; with --batched, the n_seqs sweep.
+// forge bench --attention: the CUDA attention kernels alone (decode TB/s, prefill TFLOP/s).
+// forge bench --gemv: the quantized decode GEMV per weight format (bench_gemv.cc).
 #include <cstdio>
 #include <fstream>
 
@@ -7,6 +9,7 @@
 
 #include "backend/cpu/memory_floor.h"
 #include "commands.h"
+#include "model/attention_bench.h"
 #include "model/model_bench.h"
 #include "model_flags.h"
 #include "progress_bar.h"
@@ -17,6 +20,10 @@
 #endif
 
 namespace forge::cli {
+
+// bench_gemv.cc: forge bench --gemv.
+int RunGemvBench(const std::string& device, const std::string& json_path, int repetitions);
+
 namespace {
 
 int RunFloor(const std::string& device, const std::string& json_path) {
@@ -320,17 +327,132 @@ int RunBatched(const ModelArgs& a) {
   return 0;
 }
 
+// The attention kernels alone, beside the floors measured now: decode K/V bytes read per second
+// against the copy bandwidth, prefill FLOP/s (causal: 4·B·H·S²·D / 2) against the GEMM rate.
+int RunAttention(const std::string& device, const std::string& json_path, int trials) {
+#ifndef FORGE_HAVE_CUDA
+  (void)device, (void)json_path, (void)trials;
+  std::fprintf(stderr, "forge bench --attention: this build has no CUDA backend\n");
+  return 1;
+#else
+  if (device == "cpu") {
+    std::fprintf(stderr,
+                 "forge bench --attention: times the CUDA attention kernels; use --device cuda\n");
+    return 1;
+  }
+  if (cuda::DeviceCount() == 0) {
+    std::fprintf(stderr, "forge bench --attention: %s\n", cuda::NoDeviceReason().c_str());
+    return 1;
+  }
+  auto backend = CreateBackend("cuda");
+  auto floor = cuda::MeasureGpuFloor();
+  auto info = cuda::GetDeviceInfo(0);
+  if (!backend.ok() || !floor.ok() || !info.ok()) {
+    const Status st = !backend.ok() ? backend.status()
+                      : !floor.ok() ? floor.status()
+                                    : info.status();
+    std::fprintf(stderr, "forge bench: %s\n", st.ToString().c_str());
+    return 1;
+  }
+  const cuda::GpuFloor& f = *floor;
+  AttentionBenchOptions o;
+  o.trials = trials;
+  // Rotated K/V read per round: at least 4x the L2 cache (DESIGN.md), 50 MB assumed if unknown.
+  o.rotate_bytes = 4 * (info->l2_bytes > 0 ? info->l2_bytes : int64_t{50} << 20);
+  auto rows = RunAttentionBench(**backend, o);
+  if (!rows.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", rows.status().ToString().c_str());
+    return 1;
+  }
+  std::printf(
+      "device: %s (L2 %lld MiB); floors: copy %.2f TB/s (read + written)%s, bf16 GEMM "
+      "%.1f TFLOP/s%s\n",
+      f.device_name.c_str(), static_cast<long long>(info->l2_bytes >> 20),
+      f.copy_bytes_per_second / 1e12, f.copy_suspect ? " SUSPECT" : "",
+      f.bf16_flops_per_second / 1e12, f.gemm_suspect ? " SUSPECT" : "");
+  std::printf(
+      "cache %s, q %s, block size %lld; median of %d trials; decode K/V rotated over "
+      "copies reading >= %lld MiB per round\n\n",
+      DTypeName(o.dtype), DTypeName(o.q_type), static_cast<long long>(o.block_size), o.trials,
+      static_cast<long long>(o.rotate_bytes >> 20));
+  std::printf("| %-42s | %10s | %14s | %15s | %15s | %8s |\n", "test", "time us", "work", "rate",
+              "floor", "of floor");
+  std::printf(
+      "|%s|%s|%s|%s|%s|%s|\n", "--------------------------------------------",
+      "-----------:", "---------------:", "----------------:", "----------------:", "---------:");
+  nlohmann::json jrows = nlohmann::json::array();
+  for (const AttentionBenchRow& r : *rows) {
+    const bool pre = r.c.prefill;
+    const double rate = (pre ? r.flops : r.kv_bytes) / r.seconds;
+    const double floor_rate = pre ? f.bf16_flops_per_second : f.copy_bytes_per_second;
+    char work[32], rate_s[32], floor_s[32];
+    if (pre) {
+      std::snprintf(work, sizeof work, "%.3f TFLOP", r.flops / 1e12);
+      std::snprintf(rate_s, sizeof rate_s, "%.1f TFLOP/s", rate / 1e12);
+      std::snprintf(floor_s, sizeof floor_s, "%.1f TFLOP/s", floor_rate / 1e12);
+    } else {
+      std::snprintf(work, sizeof work, "%.1f MB K/V", r.kv_bytes / 1e6);
+      std::snprintf(rate_s, sizeof rate_s, "%.2f TB/s", rate / 1e12);
+      std::snprintf(floor_s, sizeof floor_s, "%.2f TB/s", floor_rate / 1e12);
+    }
+    const std::string name = AttentionBenchCaseName(r.c);
+    std::printf("| %-42s | %10.1f | %14s | %15s | %15s | %8s |\n", name.c_str(), r.seconds * 1e6,
+                work, rate_s, floor_s, Percent(rate, floor_rate).c_str());
+    jrows.push_back({{"test", name},
+                     {"prefill", pre},
+                     {"n_seqs", r.c.n_seqs},
+                     {"seq_len", r.c.seq_len},
+                     {"n_heads", r.c.n_heads},
+                     {"n_kv_heads", r.c.n_kv_heads},
+                     {"head_dim", r.c.head_dim},
+                     {"seconds", r.seconds},
+                     {"kv_bytes", r.kv_bytes},
+                     {"flops", r.flops},
+                     {"rate", rate},
+                     {"floor", floor_rate},
+                     {"copies", r.copies},
+                     {"graphs", r.graphs}});
+  }
+  std::printf(
+      "\n(decode: K and V bytes read / time against the copy bandwidth; prefill: causal "
+      "FLOPs 4*B*H*S^2*D / 2 / time against the GEMM rate)\n");
+  if (!json_path.empty()) {
+    nlohmann::json j = {{"device", f.device_name},
+                        {"copy_bytes_per_s", f.copy_bytes_per_second},
+                        {"bf16_flops_per_s", f.bf16_flops_per_second},
+                        {"copy_suspect", f.copy_suspect},
+                        {"gemm_suspect", f.gemm_suspect},
+                        {"l2_bytes", info->l2_bytes},
+                        {"dtype", DTypeName(o.dtype)},
+                        {"q_type", DTypeName(o.q_type)},
+                        {"block_size", o.block_size},
+                        {"trials", o.trials},
+                        {"rotate_bytes", o.rotate_bytes},
+                        {"rows", jrows}};
+    if (!WriteJson(json_path, j)) return 1;
+  }
+  return 0;
+#endif
+}
+
 }  // namespace
 
 void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   struct Args {
-    bool floor = false, batched = false;
+    bool floor = false, batched = false, attention = false;
+    bool gemv = false;
     ModelArgs m;
   };
   auto args = std::make_shared<Args>();
   args->m.device = "auto";
   CLI::App* cmd = app.add_subcommand("bench", "Measure speed against the machine's floors");
   cmd->add_flag("--floor", args->floor, "Measure copy bandwidth and GEMM rate of the device");
+  cmd->add_flag("--attention", args->attention,
+                "Time the CUDA attention kernels alone: decode K/V TB/s (64 x 4096, 1 x 32768) "
+                "and prefill TFLOP/s (2 x 8192 causal), beside the floors");
+  cmd->add_flag("--gemv", args->gemv,
+                "Time the quantized decode GEMV per weight format (m = 1, 14336 x 4096 and "
+                "4096 x 14336) beside the copy floor and F16 cuBLAS / gemv_cuda");
   cmd->add_option("--device", args->m.device, "auto|cpu|cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--json", args->m.json, "Also write the results as JSON to this file");
@@ -339,7 +461,8 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
                   "Prompt tokens of the prefill test (0: skip); with --batched: per sequence");
   cmd->add_option("-n,--tg", args->m.tg,
                   "Generated tokens of the decode test (0: skip); with --batched: per sequence");
-  cmd->add_option("-r,--repetitions", args->m.reps, "Timed repetitions (median; not --batched)");
+  CLI::Option* reps = cmd->add_option("-r,--repetitions", args->m.reps,
+                                      "Timed repetitions (median; not --batched; --attention: 10)");
   cmd->add_flag("--batched", args->batched,
                 "Sweep batch sizes like llama-batched-bench: --seqs prompts of --pp tokens, "
                 "then --tg decode steps of all sequences together");
@@ -348,11 +471,15 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--prefill-chunk", args->m.prefill_chunk,
                   "With --batched: most prompt tokens per prefill forward call");
   AddModelFlags(cmd, &args->m.flags);
-  cmd->callback([args, runner] {
-    *runner = [args]() -> int {
+  cmd->callback([args, runner, reps] {
+    const int attention_trials = reps->count() > 0 ? args->m.reps : 10;
+    const int gemv_reps = reps->count() > 0 ? args->m.reps : 0;  // 0: the bench's default
+    *runner = [args, attention_trials, gemv_reps]() -> int {
+      if (args->gemv) return RunGemvBench(args->m.device, args->m.json, gemv_reps);
+      if (args->attention) return RunAttention(args->m.device, args->m.json, attention_trials);
       if (!args->m.path.empty()) return args->batched ? RunBatched(args->m) : RunModel(args->m);
       if (!args->floor) {
-        std::fprintf(stderr, "forge bench: give -m MODEL or --floor\n");
+        std::fprintf(stderr, "forge bench: give -m MODEL, --floor, --attention or --gemv\n");
         return 2;
       }
       return RunFloor(args->m.device, args->m.json);

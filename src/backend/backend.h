@@ -18,6 +18,7 @@
 #include "backend/cpu/rmsnorm/rmsnorm.h"
 #include "backend/cpu/rope/rope.h"
 #include "backend/cpu/rope_kv_write/rope_kv_write.h"
+#include "backend/cpu/sample/sample.h"
 #include "backend/cpu/swiglu/swiglu.h"
 #include "base/dtype.h"
 #include "base/status.h"
@@ -112,6 +113,8 @@ class Backend {
   virtual Status Swiglu(const SwigluParams& p) = 0;
   virtual Status Add(const AddParams& p) = 0;
   virtual Status GatherRows(const GatherRowsParams& p) = 0;
+  // Chooses each row's next token where the logits are; rows, edits and out in backend memory.
+  virtual Status Sample(const SampleParams& p) = 0;
 };
 
 // The CPU backend (always available).

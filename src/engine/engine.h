@@ -16,6 +16,7 @@
 
 #include "engine/engine_options.h"
 #include "engine/request.h"
+#include "engine/sample_rows.h"
 #include "engine/text_output.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
@@ -70,9 +71,12 @@ class Engine {
   void AdmitRequest(std::unique_ptr<Request> r);
   void CancelRequest(Request* r, const Status& why);
   Status RunPlan(const StepPlan& plan);
+  // Samples every logits row of the step: the backend's Sample op for each row, but for a request
+  // that forks now, whose samples are drawn on the host from its downloaded row.
   void ProcessOutputs(const StepPlan& plan);
   // Samples the first token of every sample of a request that forks, and forks it.
   void SampleAndFork(Request* r, std::span<const float> logits);
+  SampleContext ContextOf(Request* r, int32_t sample) const;
   void AcceptToken(Request* r, int32_t sample, StatusOr<SampleResult> result);
   void Emit(Request* r, RequestEvent event);
   void FinishSample(Request* r, int32_t sample, RequestEvent* event);
@@ -116,7 +120,10 @@ class Engine {
   std::vector<RequestId> done_;                    // finished during this step
   uint64_t next_seq_id_ = 1;
   uint64_t next_arrival_ = 1;
-  std::vector<float> logits_;  // [rows, n_vocab] of the last forward
+  std::vector<float> logits_;    // [rows, n_vocab] of the last forward, when the hook wants them
+  std::vector<float> fork_row_;  // [n_vocab] the logits row of a request that forks
+  SampleRows sample_rows_;
+  std::vector<SampleOut> sample_out_;
   int64_t step_gen_tokens_ = 0;
 
   mutable std::mutex stats_mu_;

@@ -106,7 +106,7 @@ Status Engine::RunPlan(const StepPlan& plan) {
         item.wants_logits ? ForwardBatch::Logits::kLast : ForwardBatch::Logits::kNone));
   }
   batch.Finish();
-  return model_.Forward(batch, *cache_, &logits_);
+  return model_.Forward(batch, *cache_, options_.logits_hook ? &logits_ : nullptr);
 }
 
 void Engine::FailPlan(const StepPlan& plan, const Status& why) {
@@ -118,31 +118,66 @@ void Engine::FailPlan(const StepPlan& plan, const Status& why) {
   for (Request* r : failed) CancelRequest(r, why);
 }
 
-StatusOr<SampleResult> Engine::SampleToken(Request* r, int32_t sample,
-                                           std::span<const float> logits) {
+SampleContext Engine::ContextOf(Request* r, int32_t sample) const {
   SampleContext ctx;
   ctx.request_id = static_cast<uint64_t>(sample);
   ctx.prompt = r->prompt;
   ctx.generated = r->samples[sample].generated;
   ctx.eos_ids = eos_ids_;
-  return sampler_.Sample(r->params, ctx, logits);
+  return ctx;
+}
+
+StatusOr<SampleResult> Engine::SampleToken(Request* r, int32_t sample,
+                                           std::span<const float> logits) {
+  return sampler_.Sample(r->params, ContextOf(r, sample), logits);
 }
 
 void Engine::ProcessOutputs(const StepPlan& plan) {
+  struct Pending {
+    Request* request;
+    int32_t sample;
+    bool fork;     // the request forks now: its samples are drawn on the host
+    Status error;  // its row was refused (params invalid for this vocabulary)
+  };
+  std::vector<Pending> pending;
+  sample_rows_.clear();
   size_t row = 0;
   for (const ScheduledSeq& item : plan.seqs) {
     if (!item.wants_logits) continue;
-    std::span<const float> logits(logits_.data() + row * n_vocab_, n_vocab_);
-    ++row;
     const Owner owner = seq_owner_.at(item.seq->id);
     Request* r = owner.request;
     if (options_.logits_hook) {
+      std::span<const float> logits(logits_.data() + row * n_vocab_, n_vocab_);
       options_.logits_hook({r->id, owner.sample, item.seq->size(), logits});
     }
-    if (!r->forked) {
-      SampleAndFork(r, logits);
+    ++row;
+    Pending p{r, owner.sample, !r->forked, Status::Ok()};
+    if (!p.fork) p.error = sample_rows_.Append(r->params, ContextOf(r, owner.sample), n_vocab_);
+    if (p.fork || !p.error.ok()) sample_rows_.AppendIdle();
+    pending.push_back(std::move(p));
+  }
+  const Status sampled = model_.Sample(sample_rows_.rows, sample_rows_.edits, &sample_out_);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const Pending& p = pending[i];
+    if (!sampled.ok()) {
+      if (p.fork) {
+        CancelRequest(p.request, sampled);
+      } else {
+        AcceptToken(p.request, p.sample, sampled);
+      }
+    } else if (p.fork) {
+      // An idle row has no edits: logits row i is still the model's.
+      fork_row_.resize(n_vocab_);
+      const Status st = model_.DownloadLogitsRow(static_cast<int64_t>(i), fork_row_.data());
+      if (st.ok()) {
+        SampleAndFork(p.request, fork_row_);
+      } else {
+        CancelRequest(p.request, st);
+      }
+    } else if (!p.error.ok()) {
+      AcceptToken(p.request, p.sample, p.error);
     } else {
-      AcceptToken(r, owner.sample, SampleToken(r, owner.sample, logits));
+      AcceptToken(p.request, p.sample, ToSampleResult(sample_out_[i], p.request->params));
     }
   }
 }

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <numeric>
 
-#include "sampling/sampler.h"
+#include "engine/sample_rows.h"
 #include "tokenizer/detokenizer.h"
 
 namespace forge {
@@ -42,7 +42,6 @@ StatusOr<GenerateResult> Generator::Generate(const GenerateRequest& req,
 
   GenerateResult result;
   result.prompt_tokens = n_prompt;
-  std::vector<float> logits;
   auto t0 = std::chrono::steady_clock::now();
   for (int64_t pos = 0; pos < n_prompt; pos += options_.prefill_chunk) {
     const int64_t len = std::min<int64_t>(options_.prefill_chunk, n_prompt - pos);
@@ -51,18 +50,20 @@ StatusOr<GenerateResult> Generator::Generate(const GenerateRequest& req,
     RETURN_IF_ERROR(b.AddSequence({req.prompt.begin() + pos, req.prompt.begin() + pos + len},
                                   static_cast<int32_t>(pos), table));
     b.Finish();
-    RETURN_IF_ERROR(model_.Forward(b, *cache, &logits));
+    RETURN_IF_ERROR(model_.Forward(b, *cache, nullptr));  // logits stay for Sample
   }
   auto t1 = std::chrono::steady_clock::now();
   result.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
 
-  Sampler sampler(static_cast<int32_t>(model_.config().n_vocab));
+  const int32_t n_vocab = static_cast<int32_t>(model_.config().n_vocab);
+  SampleRows rows;  // one row, sampled where the logits are
+  std::vector<SampleOut> out;
   const std::vector<int32_t> eos(tokenizer_.vocab().eog.begin(), tokenizer_.vocab().eog.end());
   DecodeOptions dopt;
   dopt.strip_leading_space = false;  // a continuation of the prompt's text
   StreamingDetokenizer detok(tokenizer_, dopt);
   StopStringMatcher stops(req.params.stop);
-  std::string text;       // all generated text so far
+  std::string text;  // all generated text so far
   size_t emitted = 0, scanned = 0;
   bool cancelled = false;
   while (result.finish == FinishReason::kNone && !cancelled) {
@@ -71,7 +72,10 @@ StatusOr<GenerateResult> Generator::Generate(const GenerateRequest& req,
       break;
     }
     SampleContext ctx{req.request_id, req.prompt, result.tokens, eos};
-    ASSIGN_OR_RETURN(SampleResult s, sampler.Sample(req.params, ctx, logits));
+    rows.clear();
+    RETURN_IF_ERROR(rows.Append(req.params, ctx, n_vocab));
+    RETURN_IF_ERROR(model_.Sample(rows.rows, rows.edits, &out));
+    ASSIGN_OR_RETURN(SampleResult s, ToSampleResult(out[0], req.params));
     result.tokens.push_back(s.token);
     result.finish = CheckTokenStop(req.params, eos, result.tokens);
     if (result.finish != FinishReason::kStop) {  // a stopping token adds no text
@@ -103,7 +107,7 @@ StatusOr<GenerateResult> Generator::Generate(const GenerateRequest& req,
     b.block_size = bs;
     RETURN_IF_ERROR(b.AddSequence({s.token}, pos, table));
     b.Finish();
-    RETURN_IF_ERROR(model_.Forward(b, *cache, &logits));
+    RETURN_IF_ERROR(model_.Forward(b, *cache, nullptr));
   }
   if (result.finish == FinishReason::kLength && emitted < text.size()) {
     std::string rest = text.substr(emitted) + detok.Finish();

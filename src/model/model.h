@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -60,8 +61,17 @@ class Model {
   Status ReserveWorkspace(int64_t n_tokens, int64_t n_out);
 
   // Runs the batch; K/V of its tokens are written into `cache`. logits receives
-  // [batch.logits_indices.size(), n_vocab] floats (host memory).
+  // [batch.logits_indices.size(), n_vocab] floats (host memory); null: the logits stay in the
+  // backend for Sample (and the call may return before the backend finishes).
   Status Forward(const ForwardBatch& batch, KvCache& cache, std::vector<float>* logits);
+
+  // The backend's Sample op (backend/cpu/sample/sample.h) over the first rows.size() logits rows
+  // of the last Forward: one upload of rows and edits, one download of `out`. The rows' edits
+  // change those logits rows in place.
+  Status Sample(std::span<const SampleRow> rows, std::span<const LogitEdit> edits,
+                std::vector<SampleOut>* out);
+  // Copies logits row `row` of the last Forward (as it is now) to host memory [n_vocab].
+  Status DownloadLogitsRow(int64_t row, float* out);
 
  private:
   // Device pointers and sizes of one step's metadata (ForwardBatch uploaded).
@@ -91,6 +101,9 @@ class Model {
   ModelStats stats_;
   // Workspace (backend memory), grown on demand; growing drops the recorded graphs.
   int64_t ws_tokens_ = 0, ws_out_ = 0, ws_meta_ = 0;
+  int64_t last_n_out_ = 0;                    // logits rows the last Forward left in logits_
+  std::unique_ptr<BackendBuffer> sample_ws_;  // Sample's rows, edits and outputs
+  std::vector<char> sample_host_;
   std::unique_ptr<BackendBuffer> x_, xn_, qkv_, attn_, ff_, act_, delta_, out_rows_, logits_, meta_;
   std::map<std::pair<int64_t, int64_t>, Graph> graphs_;  // (batch bucket, table width)
 };

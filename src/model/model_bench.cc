@@ -12,6 +12,15 @@
 namespace forge {
 namespace {
 
+// A step as the engine runs it: the forward, then a greedy choice for each logits row where the
+// logits are (the token ids come back, not the logits).
+Status ForwardAndSample(Model& model, const ForwardBatch& b, KvCache& cache) {
+  RETURN_IF_ERROR(model.Forward(b, cache, nullptr));
+  const std::vector<SampleRow> rows(b.logits_indices.size());  // greedy, no edits
+  std::vector<SampleOut> out;
+  return model.Sample(rows, {}, &out);
+}
+
 double Seconds(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -66,7 +75,6 @@ StatusOr<ModelBenchResult> RunModelBench(Model& model, const ModelBenchOptions& 
   ModelBenchResult r;
   r.backend = model.backend().name();
   r.weight_bytes_per_token = WeightBytesPerStep(model);
-  std::vector<float> logits;
   std::vector<double> pp_times, tg_times;
   for (int rep = 0; rep < o.repetitions + 1; ++rep) {  // the first round warms up
     if (o.pp_tokens > 0) {
@@ -75,7 +83,7 @@ StatusOr<ModelBenchResult> RunModelBench(Model& model, const ModelBenchOptions& 
       RETURN_IF_ERROR(b.AddSequence({tokens.begin(), tokens.begin() + o.pp_tokens}, 0, table));
       b.Finish();
       auto t0 = std::chrono::steady_clock::now();
-      RETURN_IF_ERROR(model.Forward(b, *cache, &logits));
+      RETURN_IF_ERROR(ForwardAndSample(model, b, *cache));
       if (rep > 0) pp_times.push_back(Seconds(t0));
     }
     if (o.tg_tokens > 0) {
@@ -85,7 +93,7 @@ StatusOr<ModelBenchResult> RunModelBench(Model& model, const ModelBenchOptions& 
         b.block_size = bs;
         RETURN_IF_ERROR(b.AddSequence({tokens[pos]}, pos, table));
         b.Finish();
-        RETURN_IF_ERROR(model.Forward(b, *cache, &logits));
+        RETURN_IF_ERROR(ForwardAndSample(model, b, *cache));
       }
       if (rep > 0) tg_times.push_back(Seconds(t0));
     }
@@ -118,7 +126,6 @@ std::string Str(int64_t v) { return std::to_string(v); }
 Status Prefill(Model& model, KvCache& cache, const std::vector<std::vector<int32_t>>& prompts,
                const std::vector<std::vector<int32_t>>& tables, int chunk, int block_size,
                int* calls, double* seconds) {
-  std::vector<float> logits;
   size_t seq = 0;
   int64_t done = 0;  // tokens of prompts[seq] already prefilled
   while (seq < prompts.size()) {
@@ -138,24 +145,23 @@ Status Prefill(Model& model, KvCache& cache, const std::vector<std::vector<int32
     }
     b.Finish();
     auto t0 = std::chrono::steady_clock::now();
-    RETURN_IF_ERROR(model.Forward(b, cache, &logits));
+    RETURN_IF_ERROR(ForwardAndSample(model, b, cache));
     *seconds += Seconds(t0);
     ++*calls;
   }
   return Status::Ok();
 }
 
-// One decode step: every sequence advances one token at position `pos`, logits for each.
+// One decode step: every sequence advances one token at position `pos` and chooses its next.
 Status DecodeStep(Model& model, KvCache& cache, const std::vector<int32_t>& tokens, int32_t pos,
-                  const std::vector<std::vector<int32_t>>& tables, int block_size,
-                  std::vector<float>* logits) {
+                  const std::vector<std::vector<int32_t>>& tables, int block_size) {
   ForwardBatch b;
   b.block_size = block_size;
   for (size_t s = 0; s < tokens.size(); ++s) {
     RETURN_IF_ERROR(b.AddSequence({tokens[s]}, pos, tables[s], ForwardBatch::Logits::kLast));
   }
   b.Finish();
-  return model.Forward(b, cache, logits);
+  return ForwardAndSample(model, b, cache);
 }
 
 }  // namespace
@@ -211,7 +217,6 @@ StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOpt
     RETURN_IF_ERROR(Prefill(model, *cache, {random_tokens(o.pp_tokens)}, {tables[0]},
                             o.prefill_chunk_tokens, bs, &calls, &seconds));
   }
-  std::vector<float> logits;
   for (int n : o.n_seqs) {
     BatchedBenchRow row;
     row.n_seqs = n;
@@ -227,12 +232,11 @@ StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOpt
                             &row.prefill_calls, &row.prefill_seconds));
     // Untimed step at position pp (records this batch size's graph); the first timed step
     // writes the same position again.
-    RETURN_IF_ERROR(DecodeStep(model, *cache, inputs[0], o.pp_tokens, seq_tables, bs, &logits));
+    RETURN_IF_ERROR(DecodeStep(model, *cache, inputs[0], o.pp_tokens, seq_tables, bs));
     const ModelStats before = model.stats();
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < o.tg_tokens; ++i) {
-      RETURN_IF_ERROR(
-          DecodeStep(model, *cache, inputs[i], o.pp_tokens + i, seq_tables, bs, &logits));
+      RETURN_IF_ERROR(DecodeStep(model, *cache, inputs[i], o.pp_tokens + i, seq_tables, bs));
     }
     row.decode_seconds = Seconds(t0);
     const ModelStats& after = model.stats();

@@ -3,6 +3,7 @@
 // replayed with the step's metadata uploaded into the graph's own buffer.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 #include "model/model.h"
@@ -158,8 +159,9 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
 
 Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>* logits) {
   const int64_t n_out = static_cast<int64_t>(b.logits_indices.size());
+  last_n_out_ = 0;
   if (b.n_tokens() == 0) {
-    logits->clear();
+    if (logits != nullptr) logits->clear();
     return Status::Ok();
   }
   if (cache.shape().block_size != b.block_size) {
@@ -177,11 +179,63 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
   } else {
     RETURN_IF_ERROR(ForwardEager(b, cache));
   }
+  last_n_out_ = n_out;
+  if (logits == nullptr) return Status::Ok();
   logits->resize(n_out * config_.n_vocab);
   if (n_out > 0) {
     RETURN_IF_ERROR(backend_->Download(logits->data(), logits_->f32(),
                                        n_out * config_.n_vocab * sizeof(float)));
   }
+  return backend_->Synchronize();
+}
+
+Status Model::Sample(std::span<const SampleRow> rows, std::span<const LogitEdit> edits,
+                     std::vector<SampleOut>* out) {
+  const int64_t n = static_cast<int64_t>(rows.size());
+  out->assign(n, SampleOut{});
+  if (n == 0) return Status::Ok();
+  if (n > last_n_out_) {
+    return FailedPreconditionError("sample: " + std::to_string(n) +
+                                   " rows, the last forward left " + std::to_string(last_n_out_) +
+                                   " logits rows");
+  }
+  // One buffer: rows, then edits, then outputs, each 256-byte aligned.
+  auto align = [](size_t b) { return (b + 255) & ~size_t{255}; };
+  const size_t rows_bytes = align(n * sizeof(SampleRow));
+  const size_t edits_bytes = align(edits.size() * sizeof(LogitEdit));
+  const size_t out_bytes = n * sizeof(SampleOut);
+  const size_t total = rows_bytes + edits_bytes + out_bytes;
+  if (!sample_ws_ || sample_ws_->size() < total) {
+    const size_t grown = std::max(total, sample_ws_ ? 2 * sample_ws_->size() : total);
+    sample_ws_.reset();
+    ASSIGN_OR_RETURN(sample_ws_, backend_->Alloc(grown));
+  }
+  sample_host_.resize(rows_bytes + edits_bytes);
+  std::memcpy(sample_host_.data(), rows.data(), n * sizeof(SampleRow));
+  if (!edits.empty()) {
+    std::memcpy(sample_host_.data() + rows_bytes, edits.data(), edits.size() * sizeof(LogitEdit));
+  }
+  char* base = static_cast<char*>(sample_ws_->data());
+  RETURN_IF_ERROR(backend_->Upload(base, sample_host_.data(), sample_host_.size()));
+  SampleParams p;
+  p.logits = logits_->f32();
+  p.n_rows = n;
+  p.n_vocab = config_.n_vocab;
+  p.rows = reinterpret_cast<const SampleRow*>(base);
+  p.edits = reinterpret_cast<const LogitEdit*>(base + rows_bytes);
+  p.out = reinterpret_cast<SampleOut*>(base + rows_bytes + edits_bytes);
+  RETURN_IF_ERROR(backend_->Sample(p));
+  RETURN_IF_ERROR(backend_->Download(out->data(), p.out, out_bytes));
+  return backend_->Synchronize();
+}
+
+Status Model::DownloadLogitsRow(int64_t row, float* out) {
+  if (row < 0 || row >= last_n_out_) {
+    return OutOfRangeError("logits row " + std::to_string(row) + " of " +
+                           std::to_string(last_n_out_));
+  }
+  RETURN_IF_ERROR(backend_->Download(out, logits_->f32() + row * config_.n_vocab,
+                                     config_.n_vocab * sizeof(float)));
   return backend_->Synchronize();
 }
 

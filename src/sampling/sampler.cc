@@ -382,23 +382,36 @@ void Sampler::FillLogprobs(const SamplingParams& params, SampleResult& result) {
   for (const auto& [v, token] : best) result.top_logprobs.push_back({token, double{v} - log_z});
 }
 
-StatusOr<SampleResult> Sampler::Sample(const SamplingParams& params, const SampleContext& context,
-                                       std::span<const float> logits) {
-  RETURN_IF_ERROR(CheckLength(logits, n_vocab_));
-  std::copy(logits.begin(), logits.end(), logits_.begin());
-  RETURN_IF_ERROR(ProcessLogits(params, context, logits_));
+StatusOr<SampleResult> Sampler::Choose(const SamplingParams& params, double u) {
   RETURN_IF_ERROR(FindMax());
   SampleResult result;
   if (params.greedy()) {
     result.token = argmax_;
   } else {
     Truncate(params);
-    const double u =
-        SamplingUniform(params.seed.value_or(0), context.request_id, context.position());
     result.token = Draw(u);
   }
   if (params.logprobs) FillLogprobs(params, result);
   return result;
+}
+
+StatusOr<SampleResult> Sampler::Sample(const SamplingParams& params, const SampleContext& context,
+                                       std::span<const float> logits) {
+  RETURN_IF_ERROR(CheckLength(logits, n_vocab_));
+  std::copy(logits.begin(), logits.end(), logits_.begin());
+  RETURN_IF_ERROR(ProcessLogits(params, context, logits_));
+  const double u = params.greedy() ? 0.0
+                                   : SamplingUniform(params.seed.value_or(0), context.request_id,
+                                                     context.position());
+  return Choose(params, u);
+}
+
+StatusOr<SampleResult> Sampler::SampleProcessed(const SamplingParams& params, double u,
+                                                std::span<const float> processed) {
+  RETURN_IF_ERROR(params.Validate());
+  RETURN_IF_ERROR(CheckLength(processed, n_vocab_));
+  std::copy(processed.begin(), processed.end(), logits_.begin());
+  return Choose(params, u);
 }
 
 StatusOr<std::vector<int32_t>> Sampler::KeptTokens(const SamplingParams& params,

@@ -76,6 +76,11 @@ class Sampler {
   Status ProcessLogits(const SamplingParams& params, const SampleContext& context,
                        std::span<float> logits);
 
+  // Steps 4-5 (and log-probabilities) on logits already processed, with the draw's uniform u
+  // given: what a backend's Sample op computes (backend/cpu/sample/sample.h). Errors as Sample's.
+  StatusOr<SampleResult> SampleProcessed(const SamplingParams& params, double u,
+                                         std::span<const float> processed);
+
   // Step 4's kept set for processed logits, in ascending id order (for greedy: the argmax).
   StatusOr<std::vector<int32_t>> KeptTokens(const SamplingParams& params,
                                             std::span<const float> processed);
@@ -99,6 +104,8 @@ class Sampler {
   float TopPThreshold(double top_p);
   int32_t Draw(double u);
   void FillLogprobs(const SamplingParams& params, SampleResult& result);
+  // Steps 4-5 and log-probabilities on logits_ (processed).
+  StatusOr<SampleResult> Choose(const SamplingParams& params, double u);
 
   int32_t n_vocab_;
   std::vector<float> logits_;  // [n_vocab] processed logits of the current call
@@ -122,7 +129,7 @@ class Sampler {
   std::vector<int32_t> indices_;     // [n_vocab] dense top_p: tokens of the boundary bucket
   double weight_sum_ = 0.0;          // dense: sum of weights_ before truncation
   float threshold_ = 0.0f;           // dense: kept = finite logits >= threshold_
-  std::vector<float> heap_;  // KthLargest scratch
+  std::vector<float> heap_;          // KthLargest scratch
 };
 
 }  // namespace forge

@@ -59,6 +59,7 @@ class HostBackendBase : public Backend {
   Status Swiglu(const SwigluParams& p) override { return swiglu_ref(p); }
   Status Add(const AddParams& p) override { return add_ref(p); }
   Status GatherRows(const GatherRowsParams& p) override { return GatherRowsHost(p); }
+  Status Sample(const SampleParams& p) override { return sample_ref(p); }
 };
 
 class CpuBackend : public HostBackendBase {

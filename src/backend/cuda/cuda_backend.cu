@@ -12,6 +12,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/matmul/gemv_cuda.h"
 #include "backend/cuda/ops_cuda.h"
+#include "backend/cuda/sample/sample_cuda.h"
 #include "base/thread_pool.h"
 #include "quant/dequantize.h"
 
@@ -89,6 +90,7 @@ class CudaBackend : public Backend {
     // A fixed workspace so that cuBLAS allocates nothing while a graph is recorded.
     ASSIGN_OR_RETURN(cublas_ws_, Alloc(kCublasWorkspace));
     CUBLAS_RETURN_IF_ERROR(cublasSetWorkspace(cublas_, cublas_ws_->data(), kCublasWorkspace));
+    ASSIGN_OR_RETURN(attn_ws_, Alloc(cuda::kAttentionWorkspaceBytes));  // split-KV decode partials
     return Status::Ok();
   }
   std::string name() const override { return "cuda"; }
@@ -243,12 +245,15 @@ class CudaBackend : public Backend {
   Status RopeKvWrite(const RopeKvWriteParams& p) override {
     return cuda::rope_kv_write_cuda(p, stream_);
   }
-  Status Attention(const AttentionParams& p) override { return cuda::attention_cuda(p, stream_); }
+  Status Attention(const AttentionParams& p) override {
+    return cuda::attention_cuda(p, stream_, attn_ws_->data(), attn_ws_->size());
+  }
   Status Swiglu(const SwigluParams& p) override { return cuda::swiglu_cuda(p, stream_); }
   Status Add(const AddParams& p) override { return cuda::add_cuda(p, stream_); }
   Status GatherRows(const GatherRowsParams& p) override {
     return cuda::gather_rows_cuda(p, stream_);
   }
+  Status Sample(const SampleParams& p) override { return cuda::sample_cuda(p, stream_); }
 
   Status Matmul(const MatmulParams& p) override {
     DType wt;
@@ -293,6 +298,7 @@ class CudaBackend : public Backend {
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<BackendBuffer> cublas_ws_;
+  std::unique_ptr<BackendBuffer> attn_ws_;
   std::vector<std::unique_ptr<BackendBuffer>> owned_;  // prepared weights
 };
 

@@ -15,7 +15,11 @@ Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream);
 Status rope_cuda(const RopeParams& p, cudaStream_t stream);
 Status kv_write_cuda(const KvWriteParams& p, cudaStream_t stream);
 Status rope_kv_write_cuda(const RopeKvWriteParams& p, cudaStream_t stream);
-Status attention_cuda(const AttentionParams& p, cudaStream_t stream);
+// workspace: fixed device memory for split-KV decode partials (kAttentionWorkspaceBytes; nullptr:
+// no splits), allocated once by the backend so that graph-captured calls allocate nothing.
+constexpr size_t kAttentionWorkspaceBytes = size_t{64} << 20;
+Status attention_cuda(const AttentionParams& p, cudaStream_t stream, void* workspace = nullptr,
+                      size_t workspace_bytes = 0);
 Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream);
 Status gather_rows_cuda(const GatherRowsParams& p, cudaStream_t stream);
 // out[m, n] += bias[n] for each of m rows of stride `stride`; out is of type `out_type`.

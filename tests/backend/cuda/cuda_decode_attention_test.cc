@@ -1,9 +1,14 @@
-// The decode attention kernel (one query per sequence, one block per (sequence, KV head)) against
-// attention_ref on the same rounded inputs: GQA 1/2/4/8, head dims 64/80/96/128, contexts from 1
-// to 700 keys over scattered blocks, q in F32 (as the model passes it) or the cache's dtype.
+// Split-KV decode attention (one query per sequence) against attention_ref on the same rounded
+// inputs: GQA 1/2/4/7/8/16, head dims 64/80/96/128, F16 and BF16, q in F32 or the cache's dtype,
+// contexts from 0 (graph padding: zeros) to 20000 keys over scattered blocks of several sizes;
+// a batch equals its sequences run alone (bit for bit: the split rule depends on the sequence
+// only), a graph replay equals the eager call, and block ids whose element offsets pass 2^31.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
+#include <random>
 
 #include "backend/cuda/attention/attention_decode_cuda.h"
 #include "backend/cuda/cuda_backend.h"
@@ -25,91 +30,316 @@ std::vector<uint16_t> Bits(const std::vector<float>& v, DType t) {
   return b;
 }
 
+std::vector<float> Floats(const std::vector<uint16_t>& b, DType t) {
+  std::vector<float> v(b.size());
+  for (size_t i = 0; i < b.size(); ++i) v[i] = t == DType::kF16 ? F16ToF32(b[i]) : BF16ToF32(b[i]);
+  return v;
+}
+
+struct Shape {
+  int64_t H, KV, D;
+};
+
+// One decode batch: host inputs (rounded to the cache dtype), scattered block tables.
+struct Batch {
+  std::vector<int64_t> lens;
+  Shape shape;
+  int64_t bs = 16, width = 0, num_blocks = 0;
+  DType t = DType::kBF16;
+  bool q_f32 = true;
+  std::vector<int32_t> tables;   // [n, width], -1 past each sequence's blocks
+  std::vector<float> kc, vc, q;  // caches [num_blocks, bs, KV, D], q [n, H, D]
+  int64_t n() const { return static_cast<int64_t>(lens.size()); }
+};
+
+Batch MakeBatch(std::vector<int64_t> lens, Shape shape, DType t, bool q_f32, int64_t bs,
+                uint64_t seed) {
+  Batch b;
+  b.lens = std::move(lens);
+  b.shape = shape;
+  b.t = t;
+  b.q_f32 = q_f32;
+  b.bs = bs;
+  int64_t blocks = 0;
+  for (int64_t l : b.lens) {
+    b.width = std::max(b.width, (l + bs - 1) / bs);
+    blocks += (l + bs - 1) / bs;
+  }
+  b.width = std::max<int64_t>(b.width, 1);
+  b.num_blocks = blocks + 5;
+  std::vector<int32_t> ids(b.num_blocks);
+  std::iota(ids.begin(), ids.end(), 0);
+  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(seed));
+  b.tables.assign(b.n() * b.width, -1);
+  int64_t next = 0;
+  for (int64_t s = 0; s < b.n(); ++s) {
+    for (int64_t k = 0; k < (b.lens[s] + bs - 1) / bs; ++k) b.tables[s * b.width + k] = ids[next++];
+  }
+  const int64_t cache_n = b.num_blocks * bs * shape.KV * shape.D;
+  b.kc = Rounded(testing::RandomVector(cache_n, seed + 1), t);
+  b.vc = Rounded(testing::RandomVector(cache_n, seed + 2), t);
+  b.q = testing::RandomVector(b.n() * shape.H * shape.D, seed + 3, 2.0f);
+  if (!q_f32) b.q = Rounded(b.q, t);
+  return b;
+}
+
+AttentionParams BaseParams(const Batch& b) {
+  AttentionParams p;
+  p.block_table_stride = b.width;
+  p.n_seqs = b.n();
+  p.n_tokens = b.n();
+  p.n_heads = b.shape.H;
+  p.n_kv_heads = b.shape.KV;
+  p.head_dim = b.shape.D;
+  p.block_size = b.bs;
+  p.num_blocks = b.num_blocks;
+  p.scale = 1.0f / std::sqrt(static_cast<float>(b.shape.D));
+  return p;
+}
+
+// attention_ref one sequence at a time (a sequence of no keys is zeros).
+std::vector<float> Reference(const Batch& b) {
+  const int64_t HD = b.shape.H * b.shape.D;
+  std::vector<float> ref(b.n() * HD, 0.0f);
+  for (int64_t s = 0; s < b.n(); ++s) {
+    if (b.lens[s] == 0) continue;
+    AttentionParams p = BaseParams(b);
+    const int32_t cu[2] = {0, 1};
+    const int32_t len = static_cast<int32_t>(b.lens[s]);
+    p.n_seqs = p.n_tokens = 1;
+    p.q = b.q.data() + s * HD;
+    p.k_cache = b.kc.data();
+    p.v_cache = b.vc.data();
+    p.out = ref.data() + s * HD;
+    p.cu_seqlens_q = cu;
+    p.seq_lens_k = &len;
+    p.block_tables = b.tables.data() + s * b.width;
+    EXPECT_TRUE(attention_ref(p).ok());
+  }
+  return ref;
+}
+
+// Device copies of a batch's inputs; Run() returns the output's bits.
+class DeviceBatch {
+ public:
+  DeviceBatch(Backend& be, const Batch& b) : be_(be) {
+    const auto kb = Bits(b.kc, b.t), vb = Bits(b.vc, b.t), qb = Bits(b.q, b.t);
+    p_ = BaseParams(b);
+    p_.k_cache = Put(kb.data(), kb.size() * 2);
+    p_.v_cache = Put(vb.data(), vb.size() * 2);
+    p_.q = b.q_f32 ? Put(b.q.data(), b.q.size() * 4) : Put(qb.data(), qb.size() * 2);
+    p_.q_type = b.q_f32 ? DType::kF32 : b.t;
+    p_.dtype = b.t;
+    std::vector<int32_t> cu(b.n() + 1), lens(b.n());
+    std::iota(cu.begin(), cu.end(), 0);
+    for (int64_t s = 0; s < b.n(); ++s) lens[s] = static_cast<int32_t>(b.lens[s]);
+    p_.cu_seqlens_q = static_cast<const int32_t*>(Put(cu.data(), cu.size() * 4));
+    p_.seq_lens_k = static_cast<const int32_t*>(Put(lens.data(), lens.size() * 4));
+    p_.block_tables = static_cast<const int32_t*>(Put(b.tables.data(), b.tables.size() * 4));
+    out_bytes_ = static_cast<size_t>(b.n() * b.shape.H * b.shape.D * 2);
+    p_.out = Put(nullptr, out_bytes_);
+  }
+  const AttentionParams& params() const { return p_; }
+  // Poisons the output (NaN bits), runs the backend's attention, downloads the output.
+  std::vector<uint16_t> Run() {
+    Poison();
+    EXPECT_TRUE(be_.Attention(p_).ok());
+    return Download();
+  }
+  void Poison() {
+    std::vector<uint16_t> poison(out_bytes_ / 2, 0x7fff);
+    EXPECT_TRUE(be_.Upload(p_.out, poison.data(), out_bytes_).ok());
+  }
+  std::vector<uint16_t> Download() {
+    std::vector<uint16_t> got(out_bytes_ / 2);
+    EXPECT_TRUE(be_.Download(got.data(), p_.out, out_bytes_).ok());
+    return got;
+  }
+
+ private:
+  void* Put(const void* src, size_t bytes) {
+    auto buf = be_.Alloc(bytes).value();
+    if (src != nullptr) {
+      EXPECT_TRUE(be_.Upload(buf->data(), src, bytes).ok());
+    }
+    void* d = buf->data();
+    bufs_.push_back(std::move(buf));
+    return d;
+  }
+  Backend& be_;
+  AttentionParams p_;
+  size_t out_bytes_ = 0;
+  std::vector<std::unique_ptr<BackendBuffer>> bufs_;
+};
+
+// Runs b on the backend and compares with the reference; sequences of no keys must be 0.
+void ExpectMatchesReference(Backend& be, const Batch& b, const std::string& what) {
+  DeviceBatch d(be, b);
+  ASSERT_TRUE(cuda::AttentionDecodeApplies(d.params())) << what;
+  const std::vector<float> got = Floats(d.Run(), b.t);
+  const std::vector<float> ref = Reference(b);
+  EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), static_cast<int64_t>(ref.size()), 1e-2) << what;
+  const int64_t HD = b.shape.H * b.shape.D;
+  for (int64_t s = 0; s < b.n(); ++s) {
+    if (b.lens[s] != 0) continue;
+    for (int64_t i = 0; i < HD; ++i) ASSERT_EQ(got[s * HD + i], 0.0f) << what << " seq " << s;
+  }
+}
+
+std::string Describe(const Batch& b) {
+  return std::string(DTypeName(b.t)) + " H=" + std::to_string(b.shape.H) +
+         " KV=" + std::to_string(b.shape.KV) + " D=" + std::to_string(b.shape.D) +
+         " bs=" + std::to_string(b.bs) + " q " + (b.q_f32 ? "f32" : "half");
+}
+
 class CudaDecodeAttentionTest : public ::testing::TestWithParam<DType> {};
 
 TEST_P(CudaDecodeAttentionTest, MatchesReference) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   auto be = MakeCudaBackend();
   ASSERT_TRUE(be.ok());
-  const DType t = GetParam();
-  const int64_t bs = 16;
-  for (auto [H, KV, D] : {std::tuple<int64_t, int64_t, int64_t>{8, 8, 64},
-                          {8, 4, 80},
-                          {32, 8, 128},
-                          {16, 2, 96},
-                          {8, 1, 128}}) {
+  const std::vector<Shape> shapes = {{8, 8, 64},  {8, 4, 80},   {32, 8, 128}, {16, 2, 96},
+                                     {8, 1, 128}, {28, 4, 128}, {16, 1, 64}};
+  uint64_t seed = 10;
+  for (const Shape& shape : shapes) {
     for (bool q_f32 : {true, false}) {
-      const std::vector<int64_t> lens = {1, 15, 16, 17, 100, 700, 33};
-      const int64_t S = static_cast<int64_t>(lens.size());
-      int64_t width = 0, blocks = 0;
-      for (int64_t l : lens) width = std::max(width, (l + bs - 1) / bs);
-      for (int64_t l : lens) blocks += (l + bs - 1) / bs;
-      const int64_t num_blocks = blocks + 3;
-      std::vector<int32_t> cu(S + 1), seq_lens(S), tables(S * width, -1);
-      int64_t next = num_blocks - 1;  // blocks handed out from the top down: scattered
-      for (int64_t s = 0; s < S; ++s) {
-        cu[s + 1] = static_cast<int32_t>(s + 1);
-        seq_lens[s] = static_cast<int32_t>(lens[s]);
-        for (int64_t b = 0; b < (lens[s] + bs - 1) / bs; ++b)
-          tables[s * width + b] = static_cast<int32_t>(next--);
-      }
-      const int64_t cache_n = num_blocks * bs * KV * D;
-      const std::vector<float> kc = Rounded(testing::RandomVector(cache_n, 1), t);
-      const std::vector<float> vc = Rounded(testing::RandomVector(cache_n, 2), t);
-      std::vector<float> q = testing::RandomVector(S * H * D, 3, 2.0f);
-      if (!q_f32) q = Rounded(q, t);
-      AttentionParams p;
-      p.q = q.data();
-      p.k_cache = kc.data();
-      p.v_cache = vc.data();
-      std::vector<float> ref(S * H * D);
-      p.out = ref.data();
-      p.cu_seqlens_q = cu.data();
-      p.seq_lens_k = seq_lens.data();
-      p.block_tables = tables.data();
-      p.block_table_stride = width;
-      p.n_seqs = S;
-      p.n_tokens = S;
-      p.n_heads = H;
-      p.n_kv_heads = KV;
-      p.head_dim = D;
-      p.block_size = bs;
-      p.num_blocks = num_blocks;
-      p.scale = 1.0f / std::sqrt(static_cast<float>(D));
-      ASSERT_TRUE(attention_ref(p).ok());
-      // Device copies.
-      std::vector<std::unique_ptr<BackendBuffer>> bufs;
-      auto put = [&](const void* src, size_t bytes) {
-        auto b = (*be)->Alloc(bytes).value();
-        EXPECT_TRUE((*be)->Upload(b->data(), src, bytes).ok());
-        void* d = b->data();
-        bufs.push_back(std::move(b));
-        return d;
-      };
-      const auto kb = Bits(kc, t), vb = Bits(vc, t);
-      const auto qb = Bits(q, t);
-      p.k_cache = put(kb.data(), kb.size() * 2);
-      p.v_cache = put(vb.data(), vb.size() * 2);
-      p.q = q_f32 ? put(q.data(), q.size() * 4) : put(qb.data(), qb.size() * 2);
-      p.q_type = q_f32 ? DType::kF32 : t;
-      p.dtype = t;
-      std::vector<uint16_t> poison(S * H * D, 0x7fff);
-      p.out = put(poison.data(), poison.size() * 2);
-      p.cu_seqlens_q = static_cast<int32_t*>(put(cu.data(), cu.size() * 4));
-      p.seq_lens_k = static_cast<int32_t*>(put(seq_lens.data(), seq_lens.size() * 4));
-      p.block_tables = static_cast<int32_t*>(put(tables.data(), tables.size() * 4));
-      ASSERT_TRUE(cuda::AttentionDecodeApplies(p));
-      ASSERT_TRUE((*be)->Attention(p).ok());
-      std::vector<uint16_t> got_bits(S * H * D);
-      ASSERT_TRUE((*be)->Download(got_bits.data(), p.out, got_bits.size() * 2).ok());
-      std::vector<float> got(got_bits.size());
-      for (size_t i = 0; i < got.size(); ++i) {
-        got[i] = t == DType::kF16 ? F16ToF32(got_bits[i]) : BF16ToF32(got_bits[i]);
-      }
-      EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), S * H * D, 1e-2)
-          << "H=" << H << " KV=" << KV << " D=" << D << " q " << (q_f32 ? "f32" : "half");
+      const Batch b =
+          MakeBatch({1, 15, 16, 17, 100, 700, 33}, shape, GetParam(), q_f32, 16, ++seed);
+      ExpectMatchesReference(**be, b, Describe(b));
     }
   }
+}
+
+// Long contexts take many splits (and the merge); short ones and empty ones one.
+TEST_P(CudaDecodeAttentionTest, LongContextsAndMixedBatches) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  auto be = MakeCudaBackend();
+  ASSERT_TRUE(be.ok());
+  ASSERT_GT(cuda::AttentionDecodeSplits(20000, 16), 8);
+  ASSERT_GT(cuda::AttentionDecodeSplits(4096, 16), 1);
+  ASSERT_EQ(cuda::AttentionDecodeSplits(500, 16), 1);
+  ASSERT_EQ(cuda::AttentionDecodeSplits(0, 16), 1);
+  uint64_t seed = 100;
+  for (const Shape& shape : std::vector<Shape>{{32, 8, 128}, {8, 1, 64}, {16, 16, 128}}) {
+    const Batch b =
+        MakeBatch({1, 4096, 20000, 0, 513, 31, 1024, 2049}, shape, GetParam(), true, 16, ++seed);
+    ExpectMatchesReference(**be, b, Describe(b) + " long");
+  }
+  // Other block sizes: keys straddle blocks and splits in other places.
+  for (int64_t bs : {1, 8, 32, 256}) {
+    const Batch b = MakeBatch({3, 600, 3001, 17}, {16, 4, 96}, GetParam(), false, bs, ++seed);
+    ExpectMatchesReference(**be, b, Describe(b));
+  }
+  // One sequence alone over many splits (the 1 x long case of the benchmark).
+  const Batch one = MakeBatch({32768}, {32, 8, 128}, GetParam(), true, 16, ++seed);
+  ExpectMatchesReference(**be, one, Describe(one) + " 1 x 32768");
+}
+
+// A sequence's output does not depend on the rest of the batch: bit equality with the sequence
+// run alone (its own table width, so that the launch may even take another mode).
+TEST_P(CudaDecodeAttentionTest, BatchedEqualsPerSequence) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  auto be = MakeCudaBackend();
+  ASSERT_TRUE(be.ok());
+  const std::vector<int64_t> lens = {5000, 1, 700, 0, 16, 12000, 513, 77, 2048};
+  const Shape shape{32, 8, 128};
+  const Batch b = MakeBatch(lens, shape, GetParam(), true, 16, 7);
+  DeviceBatch d(**be, b);
+  const std::vector<uint16_t> all = d.Run();
+  const int64_t HD = shape.H * shape.D;
+  for (int64_t s = 0; s < b.n(); ++s) {
+    Batch one = b;
+    one.lens = {b.lens[s]};
+    one.width = std::max<int64_t>(1, (b.lens[s] + b.bs - 1) / b.bs);
+    one.tables.assign(b.tables.begin() + s * b.width, b.tables.begin() + s * b.width + one.width);
+    one.q.assign(b.q.begin() + s * HD, b.q.begin() + (s + 1) * HD);
+    DeviceBatch d1(**be, one);
+    const std::vector<uint16_t> alone = d1.Run();
+    ASSERT_EQ(alone.size(), static_cast<size_t>(HD));
+    for (int64_t i = 0; i < HD; ++i) {
+      ASSERT_EQ(alone[i], all[s * HD + i])
+          << "sequence " << s << " (" << b.lens[s] << " keys), element " << i;
+    }
+  }
+}
+
+// The launch records into a CUDA graph (the workspace is the backend's: nothing is allocated)
+// and a replay equals the eager call; without a workspace (one split per sequence) the result
+// is within the bound of the split one.
+TEST_P(CudaDecodeAttentionTest, GraphReplayAndNoWorkspace) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  auto be = MakeCudaBackend();
+  ASSERT_TRUE(be.ok());
+  const Batch b = MakeBatch({9000, 0, 300, 4500}, {32, 8, 128}, GetParam(), true, 16, 21);
+  DeviceBatch d(**be, b);
+  const std::vector<uint16_t> eager = d.Run();
+  d.Poison();
+  ASSERT_TRUE((*be)->Synchronize().ok());
+  ASSERT_TRUE((*be)->BeginCapture().ok());
+  const Status st = (*be)->Attention(d.params());
+  auto graph = (*be)->EndCapture();
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE(graph.ok()) << graph.status().ToString();
+  for (int r = 0; r < 2; ++r) {
+    d.Poison();
+    ASSERT_TRUE((*graph)->Replay().ok());
+    EXPECT_EQ(d.Download(), eager) << "replay " << r;
+  }
+  d.Poison();
+  ASSERT_TRUE((*be)->Synchronize().ok());
+  ASSERT_TRUE(cuda::attention_decode_cuda(d.params(), nullptr, 0, nullptr).ok());
+  const std::vector<float> unsplit = Floats(d.Download(), b.t);
+  const std::vector<float> split = Floats(eager, b.t);
+  EXPECT_NORMALIZED_NEAR(split.data(), unsplit.data(), static_cast<int64_t>(split.size()), 1e-2);
+}
+
+// Block ids whose element offsets (id * block_size * n_kv_heads * head_dim) pass 2^31: a pool of
+// 2^20 + 64 blocks of 2048 elements (4.3 GB, K and V share it), sequences over its last blocks
+// and its first ones. Skipped where the device lacks the memory.
+TEST_P(CudaDecodeAttentionTest, OffsetsPast2To31) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  auto be = MakeCudaBackend();
+  ASSERT_TRUE(be.ok());
+  const DType t = GetParam();
+  const Shape shape{8, 1, 128};
+  const int64_t bs = 16, block_elems = bs * shape.KV * shape.D;
+  const int64_t num_blocks = (int64_t{1} << 31) / block_elems + 64;
+  const size_t pool_bytes = static_cast<size_t>(num_blocks * block_elems * 2);
+  int64_t free_bytes = 0, total_bytes = 0;
+  (*be)->MemoryInfo(&free_bytes, &total_bytes);
+  if (free_bytes < static_cast<int64_t>(pool_bytes) + (int64_t{1} << 30)) {
+    GTEST_SKIP() << "needs " << (pool_bytes >> 20) << " MiB of device memory, "
+                 << (free_bytes >> 20) << " free";
+  }
+  // The compact batch (its own small pool) is the reference; on the device its block i lives at
+  // id map[i] of the big pool: the first 4 at the bottom, the rest at the top.
+  Batch b = MakeBatch({1500, 37, 600, 1}, shape, t, true, bs, 33);
+  std::vector<int64_t> map(b.num_blocks);
+  for (int64_t i = 0; i < b.num_blocks; ++i) map[i] = i < 4 ? i : num_blocks - b.num_blocks + i;
+  ASSERT_GT(map.back() * block_elems, int64_t{1} << 31);
+  auto pool = (*be)->Alloc(pool_bytes);
+  ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+  const auto kb = Bits(b.kc, t);
+  for (int64_t i = 0; i < b.num_blocks; ++i) {
+    ASSERT_TRUE((*be)
+                    ->Upload(static_cast<uint16_t*>((*pool)->data()) + map[i] * block_elems,
+                             kb.data() + i * block_elems, block_elems * 2)
+                    .ok());
+  }
+  b.vc = b.kc;  // K and V share the device pool
+  const std::vector<float> ref = Reference(b);
+  Batch big = b;
+  for (int32_t& id : big.tables) {
+    if (id >= 0) id = static_cast<int32_t>(map[id]);
+  }
+  DeviceBatch d(**be, big);  // uploads its own small caches; p points at the pool instead
+  AttentionParams p = d.params();
+  p.k_cache = p.v_cache = (*pool)->data();
+  p.num_blocks = num_blocks;
+  d.Poison();
+  ASSERT_TRUE((*be)->Attention(p).ok());
+  const std::vector<float> got = Floats(d.Download(), t);
+  EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), static_cast<int64_t>(ref.size()), 1e-2);
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaDecodeAttentionTest,

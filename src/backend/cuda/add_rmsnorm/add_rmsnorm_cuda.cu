@@ -4,6 +4,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/ops_cuda.h"
+#include "backend/cuda/pdl.cuh"
 #include "backend/cuda/rmsnorm/block_sum.cuh"
 
 namespace forge::cuda {
@@ -12,6 +13,7 @@ namespace {
 template <typename Td, typename Tout>
 __global__ void add_rmsnorm_kernel(float* residual, const Td* delta, const float* w, Tout* out,
                                    int64_t dim, float eps) {
+  PdlLaunchDependents();  // the GEMV after this may start streaming its weights
   const int64_t r = blockIdx.x;
   float* xr = residual + r * dim;
   const Td* dr = delta + r * dim;

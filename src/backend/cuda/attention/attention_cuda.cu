@@ -78,7 +78,8 @@ __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, in
 
 }  // namespace
 
-Status attention_cuda(const AttentionParams& p, cudaStream_t stream) {
+Status attention_cuda(const AttentionParams& p, cudaStream_t stream, void* workspace,
+                      size_t workspace_bytes) {
   if (p.head_dim <= 0 || p.head_dim > 256) {
     return UnimplementedError("attention_cuda: unsupported head_dim=" + std::to_string(p.head_dim));
   }
@@ -91,12 +92,13 @@ Status attention_cuda(const AttentionParams& p, cudaStream_t stream) {
   // Dispatch (the host knows n_tokens and n_seqs only; per-sequence lengths stay on the device):
   //   cache F16/BF16, head_dim 64/80/96/128, n_tokens > n_seqs -> attention_prefill_cuda
   //     (tensor cores; the batch holds at least one prefill chunk)
-  //   cache F16/BF16, head_dim 64/80/96/128, n_tokens == n_seqs, 1/2/4/8 query heads per KV
-  //     head -> attention_decode_cuda (one block per (sequence, KV head))
-  //   any other head_dim <= 256, F32 caches, other GQA ratios -> attention_generic_kernel
+  //   cache F16/BF16, head_dim 64/80/96/128, n_tokens == n_seqs, 1 to 16 query heads per KV
+  //     head -> attention_decode_cuda (split-KV over `workspace`)
+  //   any other head_dim <= 256, F32 caches, larger GQA ratios -> attention_generic_kernel
   //   head_dim > 256 -> the error above
   if (AttentionPrefillApplies(p)) return attention_prefill_cuda(p, stream);
-  if (AttentionDecodeApplies(p)) return attention_decode_cuda(p, stream);
+  if (AttentionDecodeApplies(p))
+    return attention_decode_cuda(p, workspace, workspace_bytes, stream);
   const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
   const int threads = 128;
   const unsigned blocks = static_cast<unsigned>((pairs * 32 + threads - 1) / threads);

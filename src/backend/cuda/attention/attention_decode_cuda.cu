@@ -1,202 +1,141 @@
-// attention_decode_cuda: grid (sequence, KV head), 4 warps. The group's G query rows sit in
-// shared memory (F32); each warp takes tiles of 32 keys, staged into shared memory with coalesced
-// loads: lane l scores key l of the tile against all G queries, the tile's softmax weights are
-// folded into running (max, sum) per query, and the V rows are accumulated with each lane owning
-// D / 32 adjacent dimensions (one vector load per V row for head dims 64 and 128). The four
-// warps' partial states are merged at the end. Scores and sums are F32.
-#include <cfloat>
+// attention_decode_cuda: split-KV decode attention. A persistent grid (the resident capacity of
+// the GPU) walks items (sequence, split, KV head); a sequence of len keys gets ceil(len / 512)
+// splits (at most 128) of whole KV blocks, so short sequences have one split and write their
+// output directly, and a long one spreads over many blocks. Splits' partial states go to a fixed
+// workspace (no allocation: the launch may be captured in a CUDA graph) and the merge kernel
+// here combines them in order. The main kernel is in attention_decode_kernel.cuh.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <type_traits>
 
 #include "backend/cuda/attention/attention_decode_cuda.h"
+#include "backend/cuda/attention/attention_decode_kernel.cuh"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
-#include "backend/cuda/launch.cuh"
 
 namespace forge::cuda {
 namespace {
 
-constexpr int kWarps = 4;
-constexpr int kMaxGroup = 8;
+using decode::kMaxSplits;
+using decode::kThreads;
+using decode::kWarps;
+using decode::SplitArgs;
 
-template <typename Tq, typename T, int D, int G>
-__global__ void __launch_bounds__(kWarps * 32)
-    attention_decode_kernel(AttentionParams p, int64_t q_stride) {
-  constexpr int kPer = (D + 31) / 32;  // V dimensions per lane
-  constexpr int kChunks = D / 8;       // 16-byte chunks per K row
-  // K tiles are staged through shared memory with coalesced loads (rows padded by 16 bytes so
-  // that lanes reading different rows hit different banks); after the key loop the same bytes
-  // hold the warps' partial outputs.
-  constexpr int kRow = D + 8;
-  constexpr int kTileBytes = kWarps * 32 * kRow * static_cast<int>(sizeof(T));
-  constexpr int kPartBytes = kWarps * G * D * 4;
-  __shared__ __align__(16) unsigned char pool[kTileBytes > kPartBytes ? kTileBytes : kPartBytes];
-  __shared__ __align__(16) float qs[G][D];
-  __shared__ float part_m[kWarps][G], part_l[kWarps][G];
-  __shared__ float ws[kWarps][G][32];     // the tile's softmax weights, by key
-  __shared__ int64_t rows_s[kWarps][32];  // the tile's cache rows, by key
-  const int s = blockIdx.x, kvh = blockIdx.y;
+// One block per (sequence, head) of a sequence with more than one split: out = sum_j O_j c_j /
+// sum_j l_j c_j with c_j = 2^(m_j - max m). Warp w sums splits w, w + 4, ... (several loads in
+// flight per thread), then the warps' sums are added in order: a fixed order for a given split
+// count, so the result is deterministic and independent of the batch.
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads) attention_merge_kernel(AttentionParams p, SplitArgs a) {
+  constexpr int kPer = (D + 31) / 32;
+  __shared__ float c_s[kMaxSplits];   // c_j
+  __shared__ float lc_s[kMaxSplits];  // l_j c_j
+  __shared__ float red[kWarps];
+  __shared__ float acc_s[kWarps][D];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  T(*ks)[kRow] = reinterpret_cast<T(*)[kRow]>(pool) + warp * 32;
-  const int64_t t = p.cu_seqlens_q[s];  // the sequence's one query token
-  const int64_t n_keys = p.seq_lens_k[s];
-  for (int i = threadIdx.x; i < G * D; i += blockDim.x) {
-    const int g = i / D, d = i % D;
-    qs[g][d] = ToF32(static_cast<const Tq*>(p.q)[t * q_stride + (kvh * G + g) * D + d]) * p.scale;
+  const int64_t s = blockIdx.x / p.n_heads, h = blockIdx.x % p.n_heads;
+  const int first = a.plan[s], n_split = a.plan[s + 1] - first;
+  if (n_split <= 1) return;  // written by the main kernel
+  auto part_of = [&](int j) { return (int64_t{first} + j) * p.n_heads + h; };
+  float mmax = -INFINITY;
+  for (int j = threadIdx.x; j < n_split; j += kThreads) {
+    if (a.part_ml[2 * part_of(j) + 1] > 0.0f) mmax = fmaxf(mmax, a.part_ml[2 * part_of(j)]);
+  }
+  for (int o = 16; o > 0; o >>= 1) mmax = fmaxf(mmax, __shfl_xor_sync(0xffffffffu, mmax, o));
+  if (lane == 0) red[warp] = mmax;
+  __syncthreads();
+  mmax = fmaxf(fmaxf(red[0], red[1]), fmaxf(red[2], red[3]));
+  for (int j = threadIdx.x; j < n_split; j += kThreads) {
+    const float lj = a.part_ml[2 * part_of(j) + 1];
+    const float c = lj > 0.0f ? exp2f(a.part_ml[2 * part_of(j)] - mmax) : 0.0f;
+    c_s[j] = c;
+    lc_s[j] = lj > 0.0f ? lj * c : 0.0f;
   }
   __syncthreads();
-  const T* k_cache = static_cast<const T*>(p.k_cache);
-  const T* v_cache = static_cast<const T*>(p.v_cache);
-  const int32_t* table = p.block_tables + s * p.block_table_stride;
-  float m[G], l[G], acc[G][kPer];
+  float acc[kPer];
 #pragma unroll
-  for (int g = 0; g < G; ++g) {
-    m[g] = -FLT_MAX;
-    l[g] = 0.0f;
-#pragma unroll
-    for (int e = 0; e < kPer; ++e) acc[g][e] = 0.0f;
-  }
-  for (int64_t base = int64_t{warp} * 32; base < n_keys; base += kWarps * 32) {
-    const int64_t j = base + lane;
-    float sc[G];
-    int64_t row = -1;
-    if (j < n_keys) {
-      row = (static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size) *
-                p.n_kv_heads +
-            kvh;
-    }
+  for (int e = 0; e < kPer; ++e) acc[e] = 0.0f;
 #pragma unroll 4
-    for (int c = lane; c < 32 * kChunks; c += 32) {  // the tile's K rows, 16 lanes per 256 bytes
-      const int key = c / kChunks, part = c % kChunks;
-      const int64_t r = __shfl_sync(0xffffffffu, row, key);
-      if (r >= 0) {
-        *reinterpret_cast<uint4*>(&ks[key][part * 8]) =
-            *reinterpret_cast<const uint4*>(k_cache + r * D + part * 8);
-      }
-    }
-    __syncwarp();
-    if (j < n_keys) {
-      const T* k = ks[lane];
-#pragma unroll
-      for (int g = 0; g < G; ++g) sc[g] = 0.0f;
-#pragma unroll 2
-      for (int d0 = 0; d0 < D; d0 += 8) {  // 16-byte loads of the K row (D % 8 == 0)
-        const uint4 raw = *reinterpret_cast<const uint4*>(k + d0);
-        const T* kv = reinterpret_cast<const T*>(&raw);
-        float kd[8];
-#pragma unroll
-        for (int u = 0; u < 8; ++u) kd[u] = ToF32(kv[u]);
-#pragma unroll
-        for (int g = 0; g < G; ++g) {  // q from shared memory 16 bytes at a time (broadcast)
-          const float4 qa = *reinterpret_cast<const float4*>(&qs[g][d0]);
-          const float4 qb = *reinterpret_cast<const float4*>(&qs[g][d0 + 4]);
-          sc[g] = fmaf(qa.x, kd[0], sc[g]);
-          sc[g] = fmaf(qa.y, kd[1], sc[g]);
-          sc[g] = fmaf(qa.z, kd[2], sc[g]);
-          sc[g] = fmaf(qa.w, kd[3], sc[g]);
-          sc[g] = fmaf(qb.x, kd[4], sc[g]);
-          sc[g] = fmaf(qb.y, kd[5], sc[g]);
-          sc[g] = fmaf(qb.z, kd[6], sc[g]);
-          sc[g] = fmaf(qb.w, kd[7], sc[g]);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int g = 0; g < G; ++g) sc[g] = -FLT_MAX;
-    }
-    float w[G];
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      const float m_new = fmaxf(m[g], WarpMax(sc[g]));
-      const float corr = __expf(m[g] - m_new);
-      w[g] = j < n_keys ? __expf(sc[g] - m_new) : 0.0f;
-      l[g] = l[g] * corr + WarpSum(w[g]);
-#pragma unroll
-      for (int e = 0; e < kPer; ++e) acc[g][e] *= corr;
-      m[g] = m_new;
-    }
-#pragma unroll
-    for (int g = 0; g < G; ++g) ws[warp][g][lane] = w[g];
-    rows_s[warp][lane] = row;
-    __syncwarp();
-    const int n = n_keys - base < 32 ? static_cast<int>(n_keys - base) : 32;
-#pragma unroll 4
-    for (int i = 0; i < n; ++i) {  // unrolled: V rows of several keys in flight
-      // Lane l owns dimensions [l * kPer, l * kPer + kPer): one load per V row where it can.
-      const T* v = v_cache + rows_s[warp][i] * D + lane * kPer;
-      float vd[kPer];
-      if constexpr (kPer == 4 && D == 128) {
-        const uint2 raw = *reinterpret_cast<const uint2*>(v);
-        const T* h = reinterpret_cast<const T*>(&raw);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) vd[e] = ToF32(h[e]);
-      } else if constexpr (kPer == 2 && D == 64) {
-        const unsigned raw = *reinterpret_cast<const unsigned*>(v);
-        const T* h = reinterpret_cast<const T*>(&raw);
-        vd[0] = ToF32(h[0]);
-        vd[1] = ToF32(h[1]);
-      } else {
-#pragma unroll
-        for (int e = 0; e < kPer; ++e) vd[e] = lane * kPer + e < D ? ToF32(v[e]) : 0.0f;
-      }
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-        const float wi = ws[warp][g][i];
-#pragma unroll
-        for (int e = 0; e < kPer; ++e) acc[g][e] = fmaf(wi, vd[e], acc[g][e]);
-      }
-    }
-    __syncwarp();  // the next tile overwrites ks
-  }
-  // Merge the warps' states (part_o reuses the K tiles' bytes: every warp must be done).
-  __syncthreads();
-  float(*part_o)[G][D] = reinterpret_cast<float(*)[G][D]>(pool);
-#pragma unroll
-  for (int g = 0; g < G; ++g) {
-    if (lane == 0) {
-      part_m[warp][g] = m[g];
-      part_l[warp][g] = l[g];
-    }
+  for (int j = warp; j < n_split; j += kWarps) {
+    const float c = c_s[j];
+    const float* oj = a.part_o + part_of(j) * D;
 #pragma unroll
     for (int e = 0; e < kPer; ++e) {
-      const int d = lane * kPer + e;
-      if (d < D) part_o[warp][g][d] = acc[g][e];
+      const int d = lane + 32 * e;
+      if (d < D) acc[e] = fmaf(oj[d], c, acc[e]);
     }
   }
+#pragma unroll
+  for (int e = 0; e < kPer; ++e) {
+    const int d = lane + 32 * e;
+    if (d < D) acc_s[warp][d] = acc[e];
+  }
+  float sum = 0.0f;  // every warp the same: lanes take splits lane, lane + 32, ..., then a tree
+  for (int j = lane; j < n_split; j += 32) sum += lc_s[j];
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
   __syncthreads();
-  T* out = static_cast<T*>(p.out);
-  for (int i = threadIdx.x; i < G * D; i += blockDim.x) {
-    const int g = i / D, d = i % D;
-    float mx = -FLT_MAX;
-    for (int w = 0; w < kWarps; ++w) mx = fmaxf(mx, part_m[w][g]);
-    float sum = 0.0f, o = 0.0f;
-    for (int w = 0; w < kWarps; ++w) {
-      const float c = part_l[w][g] > 0.0f ? __expf(part_m[w][g] - mx) : 0.0f;
-      sum += part_l[w][g] * c;
-      o += part_o[w][g][d] * c;
-    }
-    out[(t * p.n_heads + kvh * G + g) * D + d] = FromF32<T>(sum > 0.0f ? o / sum : 0.0f);
+  T* out = static_cast<T*>(p.out) + (int64_t{p.cu_seqlens_q[s]} * p.n_heads + h) * D;
+  for (int d = threadIdx.x; d < D; d += kThreads) {
+    const float o = (acc_s[0][d] + acc_s[1][d]) + (acc_s[2][d] + acc_s[3][d]);
+    out[d] = FromF32<T>(sum > 0.0f ? o / sum : 0.0f);
   }
 }
 
+// The workspace: [plan: (kMaxPlanSeqs + 1) int32, padded to 256 bytes][part_ml: cap x 2 F32]
+// [part_o: cap x D F32]; cap (a multiple of 4) is what the bytes hold.
+constexpr size_t kPlanBytes = ((decode::kMaxPlanSeqs + 1) * 4 + 255) / 256 * 256;
+
 template <typename Tq, typename T, int D>
-Status LaunchGroup(const AttentionParams& p, int64_t q_stride, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(p.n_seqs), static_cast<unsigned>(p.n_kv_heads));
-  switch (p.n_heads / p.n_kv_heads) {
-    case 1:
-      attention_decode_kernel<Tq, T, D, 1><<<grid, kWarps * 32, 0, stream>>>(p, q_stride);
-      break;
-    case 2:
-      attention_decode_kernel<Tq, T, D, 2><<<grid, kWarps * 32, 0, stream>>>(p, q_stride);
-      break;
-    case 4:
-      attention_decode_kernel<Tq, T, D, 4><<<grid, kWarps * 32, 0, stream>>>(p, q_stride);
-      break;
-    case 8:
-      attention_decode_kernel<Tq, T, D, 8><<<grid, kWarps * 32, 0, stream>>>(p, q_stride);
-      break;
-    default:
-      return UnimplementedError("attention_decode_cuda: group size");
+Status LaunchDecode(const AttentionParams& p, void* workspace, size_t workspace_bytes,
+                    cudaStream_t stream) {
+  constexpr size_t kSmem = decode::DecodeSmem<D>::kBytes;
+  auto* kernel = decode::attention_split_kernel<Tq, T, D>;
+  CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(kSmem)));
+  // Blocks resident per SM (the same on every device of one architecture; computed once).
+  static const int per_sm = [&] {
+    int v = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, kernel, kThreads, kSmem) != cudaSuccess) {
+      cudaGetLastError();
+      v = 1;
+    }
+    return std::max(v, 1);
+  }();
+  int device = 0, sms = 0;
+  CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+  CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+
+  decode::SplitArgs a;
+  a.q_stride = p.q_stride ? p.q_stride : p.n_heads * D;
+  a.group = static_cast<int>(p.n_heads / p.n_kv_heads);
+  a.chunk = decode::kChunkTokens;
+  int64_t cap = 0;
+  if (workspace != nullptr && workspace_bytes > kPlanBytes) {
+    cap = static_cast<int64_t>((workspace_bytes - kPlanBytes) / ((D + 2) * 4)) / 4 * 4;
+    char* w = static_cast<char*>(workspace);
+    a.plan = reinterpret_cast<int32_t*>(w);
+    a.part_ml = reinterpret_cast<float*>(w + kPlanBytes);
+    a.part_o = a.part_ml + 2 * cap;
+    a.cap_parts = cap;
   }
-  CUDA_RETURN_IF_LAUNCH_ERROR("attention_decode_kernel");
+  // The table's width bounds every sequence's length, hence its splits (the graph path pads the
+  // width to a power of two: at most twice the longest sequence).
+  const int64_t max_splits =
+      decode::SplitCount(p.block_table_stride * p.block_size, p.block_size, decode::kChunkTokens);
+  // Split mode needs the plan in shared memory and room for one partial per (sequence, head)
+  // (the plan's chunk doubles until the batch fits; it cannot shrink below that).
+  a.split = max_splits > 1 && p.n_seqs <= decode::kMaxPlanSeqs && p.n_seqs * p.n_heads <= cap;
+  const int64_t items = p.n_seqs * p.n_kv_heads * (a.split ? max_splits : 1);
+  const int64_t grid = std::min<int64_t>(items, int64_t{per_sm} * sms);
+  kernel<<<static_cast<unsigned>(grid), kThreads, kSmem, stream>>>(p, a);
+  CUDA_RETURN_IF_LAUNCH_ERROR("attention_split_kernel");
+  if (a.split) {
+    // One block per (sequence, head); those of one-split sequences return at once.
+    const unsigned blocks = static_cast<unsigned>(p.n_seqs * p.n_heads);
+    attention_merge_kernel<T, D><<<blocks, kThreads, 0, stream>>>(p, a);
+    CUDA_RETURN_IF_LAUNCH_ERROR("attention_merge_kernel");
+  }
   return Status::Ok();
 }
 
@@ -204,30 +143,43 @@ Status LaunchGroup(const AttentionParams& p, int64_t q_stride, cudaStream_t stre
 
 bool AttentionDecodeApplies(const AttentionParams& p) {
   const int64_t group = p.n_kv_heads > 0 ? p.n_heads / p.n_kv_heads : 0;
-  return p.n_tokens == p.n_seqs && p.n_seqs > 0 && p.dtype != DType::kF32 && p.causal &&
+  return p.n_tokens == p.n_seqs && p.n_seqs > 0 &&
+         (p.dtype == DType::kF16 || p.dtype == DType::kBF16) &&
          (p.head_dim == 64 || p.head_dim == 80 || p.head_dim == 96 || p.head_dim == 128) &&
-         (group == 1 || group == 2 || group == 4 || group == kMaxGroup) &&
-         p.n_heads % p.n_kv_heads == 0;
+         p.n_heads % p.n_kv_heads == 0 && group >= 1 && group <= decode::kMaxRows &&
+         p.block_size > 0;
 }
 
-Status attention_decode_cuda(const AttentionParams& p, cudaStream_t stream) {
+int64_t AttentionDecodeSplits(int64_t seq_len, int64_t block_size) {
+  return decode::SplitCount(seq_len, block_size, decode::kChunkTokens);
+}
+
+Status attention_decode_cuda(const AttentionParams& p, void* workspace, size_t workspace_bytes,
+                             cudaStream_t stream) {
   if (!AttentionDecodeApplies(p)) {
-    return InvalidArgumentError("attention_decode_cuda: not a decode batch it takes");
+    return InvalidArgumentError("attention_decode_cuda: not a decode batch it takes (dtype " +
+                                std::string(DTypeName(p.dtype)) +
+                                ", head_dim=" + std::to_string(p.head_dim) +
+                                ", n_heads=" + std::to_string(p.n_heads) +
+                                ", n_kv_heads=" + std::to_string(p.n_kv_heads) + ")");
   }
-  const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
   return DispatchDType(p.q_type, [&](auto q_zero) {
-    return DispatchDType(p.dtype, [&](auto zero) {
+    return DispatchDType(p.dtype, [&](auto zero) -> Status {
       using Tq = decltype(q_zero);
       using T = decltype(zero);
-      switch (p.head_dim) {
-        case 64:
-          return LaunchGroup<Tq, T, 64>(p, q_stride, stream);
-        case 80:
-          return LaunchGroup<Tq, T, 80>(p, q_stride, stream);
-        case 96:
-          return LaunchGroup<Tq, T, 96>(p, q_stride, stream);
-        default:
-          return LaunchGroup<Tq, T, 128>(p, q_stride, stream);
+      if constexpr (std::is_same_v<T, float>) {
+        return InvalidArgumentError("attention_decode_cuda: F32 cache");  // excluded above
+      } else {
+        switch (p.head_dim) {
+          case 64:
+            return LaunchDecode<Tq, T, 64>(p, workspace, workspace_bytes, stream);
+          case 80:
+            return LaunchDecode<Tq, T, 80>(p, workspace, workspace_bytes, stream);
+          case 96:
+            return LaunchDecode<Tq, T, 96>(p, workspace, workspace_bytes, stream);
+          default:
+            return LaunchDecode<Tq, T, 128>(p, workspace, workspace_bytes, stream);
+        }
       }
     });
   });

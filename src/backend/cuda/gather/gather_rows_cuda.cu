@@ -2,12 +2,14 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/ops_cuda.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda {
 namespace {
 
 template <typename T>
 __global__ void gather_rows_kernel(const T* src, const int32_t* indices, int64_t row_len, T* dst) {
+  PdlLaunchDependents();  // the GEMV after this may start streaming its weights
   const int64_t i = blockIdx.x;
   const T* s = src + static_cast<int64_t>(indices[i]) * row_len;
   for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) dst[i * row_len + j] = s[j];

@@ -1,10 +1,12 @@
 // gemv_cuda: out[m, n] = x[m, k] W[n, k]^T (+ bias) for a few activation rows (m <= 8) and F16 or
 // BF16 weights, at memory speed: one warp per weight row, 16-byte loads of W streamed once,
-// the m x rows of x read through L1, F32 sums reduced across the warp.
+// the m x rows of x read through L1, F32 sums reduced across the warp. Launched as a dependent
+// (pdl.cuh): the first weight loads overlap the kernel that computes x.
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/matmul/gemv_cuda.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda {
 namespace {
@@ -38,11 +40,15 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
 #pragma unroll
   for (int i = 0; i < M; ++i) acc[i] = 0.0f;
   int64_t c = lane;
-  // kUnroll independent 16-byte weight loads in flight per lane.
-  for (; c + 32 * (kUnroll - 1) < chunks; c += 32 * kUnroll) {
-    uint4 wv[kUnroll];
+  // kUnroll independent 16-byte weight loads in flight per lane. The first round's are issued
+  // before waiting for the kernel that writes x (pdl.cuh): weights stream in meanwhile.
+  uint4 wv[kUnroll];
+  if (c + 32 * (kUnroll - 1) < chunks) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) wv[u] = __ldcs(wr + c + 32 * u);  // streamed: read once
+  }
+  PdlWait();
+  while (c + 32 * (kUnroll - 1) < chunks) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
@@ -51,12 +57,17 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
         acc[i] += Dot8<T>(wv[u], xv);
       }
     }
+    c += 32 * kUnroll;
+    if (c + 32 * (kUnroll - 1) < chunks) {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) wv[u] = __ldcs(wr + c + 32 * u);
+    }
   }
   for (; c < chunks; c += 32) {
-    const uint4 wv = __ldcs(wr + c);
+    const uint4 wt = __ldcs(wr + c);
 #pragma unroll
     for (int i = 0; i < M; ++i) {
-      acc[i] += Dot8<T>(wv, __ldg(reinterpret_cast<const uint4*>(x + i * ldx) + c));
+      acc[i] += Dot8<T>(wt, __ldg(reinterpret_cast<const uint4*>(x + i * ldx) + c));
     }
   }
 #pragma unroll
@@ -70,9 +81,10 @@ template <typename T, typename Tout, int M>
 void Launch(const MatmulParams& p, int64_t xs, int64_t os, cudaStream_t stream) {
   const int64_t n = p.w.rows, k = p.w.cols;
   const unsigned blocks = static_cast<unsigned>((n + kRowsPerBlock - 1) / kRowsPerBlock);
-  gemv_kernel<T, Tout, M><<<blocks, kRowsPerBlock * 32, 0, stream>>>(
-      reinterpret_cast<const T*>(p.w.data), p.w.row_bytes / static_cast<int64_t>(sizeof(T)),
-      static_cast<const T*>(p.x), xs, p.bias, static_cast<Tout*>(p.out), os, n, k);
+  LaunchDependent(gemv_kernel<T, Tout, M>, dim3(blocks), dim3(kRowsPerBlock * 32), 0, stream,
+                  reinterpret_cast<const T*>(p.w.data),
+                  p.w.row_bytes / static_cast<int64_t>(sizeof(T)), static_cast<const T*>(p.x), xs,
+                  p.bias, static_cast<Tout*>(p.out), os, n, k);
 }
 
 template <typename T, typename Tout>

@@ -6,6 +6,7 @@
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/ops_cuda.h"
+#include "backend/cuda/pdl.cuh"
 #include "backend/cuda/rmsnorm/block_sum.cuh"
 
 namespace forge::cuda {
@@ -13,6 +14,7 @@ namespace {
 
 template <typename Tin, typename Tout>
 __global__ void rmsnorm_kernel(const Tin* x, const float* w, Tout* out, int64_t dim, float eps) {
+  PdlLaunchDependents();  // the GEMV after this may start streaming its weights
   const int64_t r = blockIdx.x;
   const Tin* xr = x + r * dim;
   float v[kNormCached];

@@ -3,6 +3,7 @@
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/ops_cuda.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda {
 namespace {
@@ -10,6 +11,7 @@ namespace {
 template <typename Tin, typename Tout>
 __global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t dim, int64_t gs,
                               int64_t us, int64_t total) {
+  PdlLaunchDependents();  // the GEMV after this may start streaming its weights
   for (int64_t w = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; w < total;
        w += int64_t{gridDim.x} * blockDim.x) {
     const int64_t t = w / dim, i = w % dim;

@@ -1,0 +1,379 @@
+// Device templates of split-KV decode attention (attention_decode_cuda.cu launches them): the
+// split rule, the workspace arguments and the tensor-core main kernel over (sequence, split, KV
+// head) items. Included by attention_decode_cuda.cu only.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "backend/backend.h"
+#include "backend/cuda/attention/warp_mma.cuh"
+#include "backend/cuda/dtype.cuh"
+
+namespace forge::cuda::decode {
+
+constexpr int kWarps = 4;
+constexpr int kThreads = kWarps * 32;
+constexpr int kTileKeys = 16;       // keys per pipeline stage of a warp (the mma k of P V)
+constexpr int kStages = 3;          // cp.async stages per warp
+constexpr int kMaxRows = 16;        // query heads per KV head (the mma M)
+constexpr int kMaxPlanSeqs = 1024;  // most sequences the split plan holds (shared memory)
+constexpr int64_t kMaxSplits = 128;
+constexpr int64_t kChunkTokens = 512;  // keys per split before the workspace fallback
+constexpr float kLog2e = 1.4426950408889634f;
+
+// The split rule: a sequence of len keys is cut into ceil(len / chunk) splits (1 to kMaxSplits)
+// of whole KV blocks, as even as blocks allow. It depends only on len, the block size and chunk.
+__host__ __device__ inline int64_t SplitBlocks(int64_t len, int64_t bs, int64_t chunk) {
+  const int64_t blocks = (len + bs - 1) / bs;
+  if (blocks <= 1) return 1;
+  int64_t want = (len + chunk - 1) / chunk;
+  want = want < 1 ? 1 : (want > kMaxSplits ? kMaxSplits : want);
+  return (blocks + want - 1) / want;
+}
+__host__ __device__ inline int64_t SplitCount(int64_t len, int64_t bs, int64_t chunk) {
+  const int64_t blocks = (len + bs - 1) / bs;
+  if (blocks <= 1) return 1;
+  const int64_t per = SplitBlocks(len, bs, chunk);
+  return (blocks + per - 1) / per;
+}
+
+// What the kernels share beyond AttentionParams. Workspace: plan, then part_ml, then part_o.
+struct SplitArgs {
+  int64_t q_stride = 0;
+  int32_t* plan = nullptr;   // [n_seqs + 1] first item index of each sequence (block 0 writes)
+  float* part_ml = nullptr;  // [cap_parts, 2] running max (log2 units) and sum of a split
+  float* part_o = nullptr;   // [cap_parts, head_dim] unnormalized output of a split
+  int64_t cap_parts = 0;     // (split, head) partials the workspace holds
+  int64_t chunk = kChunkTokens;
+  int split = 0;  // 0: one item per (sequence, KV head) and the output written directly
+  int group = 1;  // query heads per KV head (1..kMaxRows)
+};
+
+// Shared memory of the main kernel, in bytes: per warp kStages stages of K then V rows
+// (kTileKeys rows of D + 8 halves: 16-byte padding keeps ldmatrix free of bank conflicts), then
+// the plan. After a warp's key loop its stages hold the warps' partial states (kEpilogue bytes).
+template <int D>
+struct DecodeSmem {
+  static constexpr int kLd = D + 8;
+  static constexpr int kStageHalves = 2 * kTileKeys * kLd;
+  static constexpr size_t kPlan = size_t{kWarps} * kStages * kStageHalves * 2;
+  static constexpr size_t kBytes = kPlan + (kMaxPlanSeqs + 1) * 4;
+  static constexpr size_t kEpilogue = size_t{kWarps} * kMaxRows * (D + 2) * 4;
+  static_assert(kPlan % 128 == 0 && kEpilogue <= kPlan);
+};
+
+// Sum of v over the block, in every thread (red: kWarps ints of shared memory).
+__device__ __forceinline__ int BlockSum(int v, int* red) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  int total = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) total += red[w];
+  __syncthreads();
+  return total;
+}
+
+// Sum of v over the threads before this one (threadIdx order), in every thread.
+__device__ __forceinline__ int BlockExclusiveScan(int v, int* red) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  int incl = v;
+  for (int o = 1; o < 32; o <<= 1) {
+    const int u = __shfl_up_sync(0xffffffffu, incl, o);
+    if (lane >= o) incl += u;
+  }
+  if (lane == 31) red[warp] = incl;
+  __syncthreads();
+  int before = 0;
+  for (int w = 0; w < warp; ++w) before += red[w];
+  __syncthreads();
+  return before + incl - v;
+}
+
+// Grid: a fixed number of blocks (the resident capacity), each looping over items
+// (sequence s, split j, KV head) in the order of the plan. Block 0..: item = blockIdx.x +
+// i * gridDim.x. An item's keys [k0, k1) go to the 4 warps in tiles of 16 keys (warp w takes
+// tiles w, w + 4, ...), each streamed through a 3-stage cp.async pipeline; S = Q K^T and
+// O += P V run on mma.sync m16n8k16 with the item's G query heads as the rows (padded to 16,
+// q scaled by scale * log2 e and rounded to T, as the prefill kernel does), so each K/V
+// element is read from memory once for all G heads. The warps' (max, sum, O) states are merged
+// in shared memory; a sequence with one split writes its output, else the split's F32 partial
+// goes to the workspace for attention_merge_kernel. The result of an item depends only on its
+// sequence (the rule above and the fixed tile order), never on the batch or the grid.
+template <typename Tq, typename T, int D>
+__global__ void __launch_bounds__(kThreads, 2)
+    attention_split_kernel(AttentionParams p, SplitArgs a) {
+  static_assert(D % 16 == 0 && (kTileKeys * (D / 8)) % 32 == 0);
+  using Smem = DecodeSmem<D>;
+  constexpr int kLd = Smem::kLd;
+  constexpr int kChunks = D / 8;  // 16-byte pieces of a K/V row
+  extern __shared__ __align__(128) unsigned char smem[];
+  __shared__ int red[kWarps];
+  int* plan = reinterpret_cast<int*>(smem + Smem::kPlan);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t4 = lane & 3;  // mma fragment row group and column pair
+  const int n = static_cast<int>(p.n_seqs);
+  const int bs = static_cast<int>(p.block_size);
+  const int G = a.group;
+
+  // The plan (split mode): every block computes the same one. The chunk doubles until the
+  // partials fit the workspace (a batch-dependent fallback, only for very large batches).
+  int64_t chunk = a.chunk;
+  int total = n;
+  if (a.split) {
+    for (;;) {
+      int local = 0;
+      for (int s = threadIdx.x; s < n; s += kThreads) {
+        local += static_cast<int>(SplitCount(p.seq_lens_k[s], bs, chunk));
+      }
+      total = BlockSum(local, red);
+      if (int64_t{total} * p.n_heads <= a.cap_parts) break;
+      chunk *= 2;
+    }
+    const int per = (n + kThreads - 1) / kThreads;
+    const int b0 = min(n, static_cast<int>(threadIdx.x) * per), b1 = min(n, b0 + per);
+    int local = 0;
+    for (int s = b0; s < b1; ++s) local += static_cast<int>(SplitCount(p.seq_lens_k[s], bs, chunk));
+    int at = BlockExclusiveScan(local, red);
+    for (int s = b0; s < b1; ++s) {
+      plan[s] = at;
+      at += static_cast<int>(SplitCount(p.seq_lens_k[s], bs, chunk));
+    }
+    if (threadIdx.x == 0) plan[n] = total;
+    __syncthreads();
+    if (blockIdx.x == 0) {
+      for (int i = threadIdx.x; i <= n; i += kThreads) a.plan[i] = plan[i];
+    }
+  }
+
+  const T* k_cache = static_cast<const T*>(p.k_cache);
+  const T* v_cache = static_cast<const T*>(p.v_cache);
+  T* stages = reinterpret_cast<T*>(smem) + warp * kStages * Smem::kStageHalves;
+  const int64_t n_items = int64_t{total} * p.n_kv_heads;
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
+    const int f = static_cast<int>(item / p.n_kv_heads);
+    const int kvh = static_cast<int>(item % p.n_kv_heads);
+    int s = f, j = 0, n_split = 1;
+    if (a.split) {  // the last sequence whose first item is <= f
+      int lo = 0, hi = n - 1;
+      while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (plan[mid] <= f)
+          lo = mid;
+        else
+          hi = mid - 1;
+      }
+      s = lo;
+      j = f - plan[s];
+      n_split = plan[s + 1] - plan[s];
+    }
+    const int len = p.seq_lens_k[s];
+    int k0 = 0, k1 = len;
+    if (n_split > 1) {
+      const int64_t keys = SplitBlocks(len, bs, chunk) * bs;
+      k0 = static_cast<int>(j * keys);
+      k1 = static_cast<int>(min(int64_t{len}, k0 + keys));
+    }
+    const int n_tiles = (k1 - k0 + kTileKeys - 1) / kTileKeys;
+    const int my_tiles = n_tiles > warp ? (n_tiles - warp + kWarps - 1) / kWarps : 0;
+    const int32_t* table = p.block_tables + int64_t{s} * p.block_table_stride;
+
+    // The warp's i-th tile (keys k0 + 16 (warp + 4 i) + [0, 16)) into stage i % kStages; lane r
+    // < 16 finds key r's row (int64 element offset: block ids times the block stride pass 2^31).
+    auto issue = [&](int i) {
+      const int key0 = k0 + (warp + i * kWarps) * kTileKeys;
+      int64_t row = 0;
+      if (lane < kTileKeys && key0 + lane < k1) {
+        const int key = key0 + lane;
+        row = ((int64_t{table[key / bs]} * bs + key % bs) * p.n_kv_heads + kvh) * D;
+      }
+      T* ks = stages + (i % kStages) * Smem::kStageHalves;
+      T* vs = ks + kTileKeys * kLd;
+#pragma unroll
+      for (int c = lane; c < kTileKeys * kChunks; c += 32) {
+        const int r = c / kChunks, part = c % kChunks;
+        const int64_t off = __shfl_sync(0xffffffffu, row, r) + part * 8;
+        const bool ok = key0 + r < k1;
+        CpAsync16(SmemAddr(ks + r * kLd + part * 8), ok ? k_cache + off : k_cache, ok);
+        CpAsync16(SmemAddr(vs + r * kLd + part * 8), ok ? v_cache + off : v_cache, ok);
+      }
+    };
+#pragma unroll
+    for (int i = 0; i < kStages - 1; ++i) {
+      if (i < my_tiles) issue(i);
+      CpAsyncCommit();
+    }
+
+    // Q fragments (A operand, rows = the group's heads; rows >= G are zero).
+    uint32_t qf[D / 16][4];
+    {
+      const Tq* q = static_cast<const Tq*>(p.q) + int64_t{p.cu_seqlens_q[s]} * a.q_stride +
+                    int64_t{kvh} * G * D;
+      const float qs = p.scale * kLog2e;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int r = g + 8 * half;
+          float x0 = 0.0f, x1 = 0.0f, y0 = 0.0f, y1 = 0.0f;
+          if (r < G) {
+            const Tq* qr = q + r * D + 16 * kk + 2 * t4;
+            x0 = ToF32(qr[0]) * qs;
+            x1 = ToF32(qr[1]) * qs;
+            y0 = ToF32(qr[8]) * qs;
+            y1 = ToF32(qr[9]) * qs;
+          }
+          qf[kk][half] = Pack2<T>(x0, x1);
+          qf[kk][2 + half] = Pack2<T>(y0, y1);
+        }
+      }
+    }
+
+    // Running state of rows g (index 0) and g + 8 (index 1): max in log2 units (equal in the 4
+    // lanes of a row), this lane's part of the sum, and O in accumulator layout.
+    float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+    float o[D / 8][4];
+#pragma unroll
+    for (int nd = 0; nd < D / 8; ++nd) o[nd][0] = o[nd][1] = o[nd][2] = o[nd][3] = 0.0f;
+    const int mi = lane >> 3, ri = lane & 7;  // ldmatrix: this lane's matrix and row
+
+    for (int i = 0; i < my_tiles; ++i) {
+      CpAsyncWait<kStages - 2>();
+      __syncwarp();  // every lane's copies of tile i landed; stage (i - 1) % kStages is free
+      if (i + kStages - 1 < my_tiles) issue(i + kStages - 1);
+      CpAsyncCommit();
+      const T* ks = stages + (i % kStages) * Smem::kStageHalves;
+      const T* vs = ks + kTileKeys * kLd;
+      const int key0 = k0 + (warp + i * kWarps) * kTileKeys;
+
+      // S[16 heads][16 keys] = Q K^T as two 8-key blocks.
+      float sc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        uint32_t b[4];  // keys 8 (mi / 2) + ri, dims 16 kk + 8 (mi % 2)
+        LdMatrixX4(SmemAddr(ks + (8 * (mi >> 1) + ri) * kLd + 16 * kk + 8 * (mi & 1)), b);
+        Mma<T>(sc[0], qf[kk], b[0], b[1]);
+        Mma<T>(sc[1], qf[kk], b[2], b[3]);
+      }
+
+      // Online softmax (log2 units); keys past k1 are -inf (their K and V rows are zeros).
+      float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+      for (int nb = 0; nb < 2; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const bool ok = key0 + 8 * nb + 2 * t4 + e < k1;
+          sc[nb][e] = ok ? sc[nb][e] : -INFINITY;
+          sc[nb][2 + e] = ok ? sc[nb][2 + e] : -INFINITY;
+          mx[0] = fmaxf(mx[0], sc[nb][e]);
+          mx[1] = fmaxf(mx[1], sc[nb][2 + e]);
+        }
+      }
+      float corr[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 1));
+        mx[h] = fmaxf(mx[h], __shfl_xor_sync(0xffffffffu, mx[h], 2));
+        const float m_new = fmaxf(m[h], mx[h]);
+        corr[h] = m_new == -INFINITY ? 1.0f : exp2f(m[h] - m_new);
+        m[h] = m_new;
+      }
+      float rs[2] = {0.0f, 0.0f};
+#pragma unroll
+      for (int nb = 0; nb < 2; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int h = e >> 1;
+          sc[nb][e] = m[h] == -INFINITY ? 0.0f : exp2f(sc[nb][e] - m[h]);
+          rs[h] += sc[nb][e];
+        }
+      }
+      l[0] = l[0] * corr[0] + rs[0];
+      l[1] = l[1] * corr[1] + rs[1];
+#pragma unroll
+      for (int nd = 0; nd < D / 8; ++nd) {
+        o[nd][0] *= corr[0];
+        o[nd][1] *= corr[0];
+        o[nd][2] *= corr[1];
+        o[nd][3] *= corr[1];
+      }
+
+      // O[16 heads][D] += P V: the S accumulators are P's A fragment (keys 0-7 | 8-15).
+      const uint32_t pa[4] = {Pack2<T>(sc[0][0], sc[0][1]), Pack2<T>(sc[0][2], sc[0][3]),
+                              Pack2<T>(sc[1][0], sc[1][1]), Pack2<T>(sc[1][2], sc[1][3])};
+#pragma unroll
+      for (int nd = 0; nd < D / 8; nd += 2) {
+        uint32_t b[4];  // keys 8 (mi % 2) + ri, dims 8 nd + 8 (mi / 2), transposed
+        LdMatrixX4Trans(SmemAddr(vs + (8 * (mi & 1) + ri) * kLd + 8 * nd + 8 * (mi >> 1)), b);
+        Mma<T>(o[nd], pa, b[0], b[1]);
+        Mma<T>(o[nd + 1], pa, b[2], b[3]);
+      }
+    }
+    CpAsyncWait<0>();  // only empty groups remain
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
+      l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
+    }
+
+    // Merge the 4 warps' states (in the stages' bytes: every warp must be done with them).
+    __syncthreads();
+    float* o_s = reinterpret_cast<float*>(smem);  // [kWarps][kMaxRows][D]
+    float* m_s = o_s + kWarps * kMaxRows * D;     // [kWarps][kMaxRows]
+    float* l_s = m_s + kWarps * kMaxRows;         // [kWarps][kMaxRows]
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = g + 8 * h;
+      if (row < G) {
+        float* orow = o_s + (warp * kMaxRows + row) * D + 2 * t4;
+#pragma unroll
+        for (int nd = 0; nd < D / 8; ++nd) {
+          *reinterpret_cast<float2*>(orow + 8 * nd) = make_float2(o[nd][2 * h], o[nd][2 * h + 1]);
+        }
+        if (t4 == 0) {
+          m_s[warp * kMaxRows + row] = m[h];
+          l_s[warp * kMaxRows + row] = l[h];
+        }
+      }
+    }
+    __syncthreads();
+    const int64_t tq = p.cu_seqlens_q[s];
+    for (int idx = threadIdx.x; idx < G * D; idx += kThreads) {
+      const int row = idx / D, d = idx % D;
+      float mmax = -INFINITY;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        if (l_s[w * kMaxRows + row] > 0.0f) mmax = fmaxf(mmax, m_s[w * kMaxRows + row]);
+      }
+      float sum = 0.0f, acc = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        const float lw = l_s[w * kMaxRows + row];
+        if (lw > 0.0f) {
+          const float c = exp2f(m_s[w * kMaxRows + row] - mmax);
+          sum += lw * c;
+          acc += o_s[(w * kMaxRows + row) * D + d] * c;
+        }
+      }
+      const int64_t h = int64_t{kvh} * G + row;
+      if (n_split == 1) {
+        static_cast<T*>(p.out)[(tq * p.n_heads + h) * D + d] =
+            FromF32<T>(sum > 0.0f ? acc / sum : 0.0f);
+      } else {
+        const int64_t part = (int64_t{plan[s]} + j) * p.n_heads + h;
+        a.part_o[part * D + d] = acc;
+        if (d == 0) {
+          a.part_ml[2 * part] = mmax;
+          a.part_ml[2 * part + 1] = sum;
+        }
+      }
+    }
+    __syncthreads();  // the next item's copies overwrite these bytes
+  }
+}
+
+}  // namespace forge::cuda::decode

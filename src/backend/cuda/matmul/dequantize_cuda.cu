@@ -1,0 +1,138 @@
+// dequantize_cuda: one thread per 8 consecutive elements (a 16-byte F16/BF16 store, two for F32),
+// a warp per 256 elements of a row; rows on grid y (strided past 65535).
+#include "backend/cuda/matmul/dequantize_cuda.h"
+
+#include <string>
+#include <type_traits>
+
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/dtype.cuh"
+#include "backend/cuda/matmul/block_decode.cuh"
+
+namespace forge::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ uint32_t Bits16(__half h) { return __half_as_ushort(h); }
+__device__ __forceinline__ uint32_t Bits16(__nv_bfloat16 h) { return __bfloat16_as_ushort(h); }
+
+template <typename Out>
+__device__ __forceinline__ void Store8(Out* o, const float* v, bool vec) {
+  if constexpr (std::is_same_v<Out, float>) {
+    if (vec) {
+      reinterpret_cast<float4*>(o)[0] = make_float4(v[0], v[1], v[2], v[3]);
+      reinterpret_cast<float4*>(o)[1] = make_float4(v[4], v[5], v[6], v[7]);
+      return;
+    }
+  } else {
+    if (vec) {
+      uint32_t u[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        u[i] = Bits16(FromF32<Out>(v[2 * i])) | (Bits16(FromF32<Out>(v[2 * i + 1])) << 16);
+      }
+      *reinterpret_cast<uint4*>(o) = make_uint4(u[0], u[1], u[2], u[3]);
+      return;
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) o[i] = FromF32<Out>(v[i]);
+}
+
+// ids == nullptr: out row r is W row r; else W row ids[r] (NaN when outside [0, table_rows)).
+template <GgmlType kT, typename Out>
+__global__ void __launch_bounds__(kThreads)
+    dequantize_kernel(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t k,
+                      int64_t table_rows, const int32_t* __restrict__ ids, int64_t n,
+                      Out* __restrict__ out, bool vec) {
+  const int64_t c8 = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  if (c8 * 8 >= k) return;
+  for (int64_t r = blockIdx.y; r < n; r += gridDim.y) {
+    int64_t src = r;
+    bool ok = true;
+    if (ids != nullptr) {
+      src = ids[r];
+      ok = src >= 0 && src < table_rows;
+    }
+    float v[8];
+    if (ok) {
+      qd::Dequant8<kT>(w + src * row_bytes, c8 * 8, v);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) v[i] = __int_as_float(0x7fc00000);
+    }
+    Store8(out + r * k + c8 * 8, v, vec);
+  }
+}
+
+template <GgmlType kT>
+Status LaunchType(const void* w, int64_t k, int64_t table_rows, const int32_t* ids, int64_t n,
+                  void* out, DType out_type, cudaStream_t stream) {
+  const int64_t row_bytes = k / qd::BlockElems(kT) * qd::BlockBytes(kT);
+  const dim3 grid(static_cast<unsigned>((k / 8 + kThreads - 1) / kThreads),
+                  static_cast<unsigned>(n < 65535 ? n : 65535));
+  const bool vec = reinterpret_cast<uintptr_t>(out) % 16 == 0;
+  return DispatchDType(out_type, [&](auto zero) {
+    using Out = decltype(zero);
+    dequantize_kernel<kT, Out><<<grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(w),
+                                                              row_bytes, k, table_rows, ids, n,
+                                                              static_cast<Out*>(out), vec);
+    CUDA_RETURN_IF_LAUNCH_ERROR("dequantize_kernel");
+    return Status::Ok();
+  });
+}
+
+Status Launch(const void* w, GgmlType type, int64_t k, int64_t table_rows, const int32_t* ids,
+              int64_t n, void* out, DType out_type, cudaStream_t stream) {
+  if (!DequantizeCudaSupports(type)) {
+    return UnimplementedError("dequantize_cuda: weight type " + std::string(TypeName(type)));
+  }
+  const int be = qd::BlockElems(type);
+  if (k <= 0 || k % be != 0 || n < 0) {
+    return InvalidArgumentError("dequantize_cuda: " + std::string(TypeName(type)) + " rows of " +
+                                std::to_string(k) + " elements (expected a positive multiple of " +
+                                std::to_string(be) + ")");
+  }
+  if (reinterpret_cast<uintptr_t>(w) % 2 != 0 ||
+      reinterpret_cast<uintptr_t>(out) % DTypeSize(out_type) != 0) {
+    return InvalidArgumentError("dequantize_cuda: misaligned weight or output pointer");
+  }
+  if (n == 0) return Status::Ok();
+  switch (type) {
+#define FORGE_DEQUANT_CASE(T) \
+  case GgmlType::T:           \
+    return LaunchType<GgmlType::T>(w, k, table_rows, ids, n, out, out_type, stream);
+    FORGE_DEQUANT_CASE(kQ4_0)
+    FORGE_DEQUANT_CASE(kQ4_1)
+    FORGE_DEQUANT_CASE(kQ5_0)
+    FORGE_DEQUANT_CASE(kQ5_1)
+    FORGE_DEQUANT_CASE(kQ8_0)
+    FORGE_DEQUANT_CASE(kQ2_K)
+    FORGE_DEQUANT_CASE(kQ3_K)
+    FORGE_DEQUANT_CASE(kQ4_K)
+    FORGE_DEQUANT_CASE(kQ5_K)
+    FORGE_DEQUANT_CASE(kQ6_K)
+#undef FORGE_DEQUANT_CASE
+    default:
+      return UnimplementedError("dequantize_cuda: weight type " + std::string(TypeName(type)));
+  }
+}
+
+}  // namespace
+
+bool DequantizeCudaSupports(GgmlType type) { return qd::IsQuantFormat(type); }
+
+Status dequantize_rows_cuda(const void* w, GgmlType type, int64_t n_rows, int64_t k, void* out,
+                            DType out_type, cudaStream_t stream) {
+  return Launch(w, type, k, n_rows, nullptr, n_rows, out, out_type, stream);
+}
+
+Status dequantize_gather_rows_cuda(const void* w, GgmlType type, int64_t k, int64_t table_rows,
+                                   const int32_t* ids, int64_t n, void* out, DType out_type,
+                                   cudaStream_t stream) {
+  if (ids == nullptr && n > 0) return InvalidArgumentError("dequantize_gather_rows_cuda: no ids");
+  return Launch(w, type, k, table_rows, ids, n, out, out_type, stream);
+}
+
+}  // namespace forge::cuda

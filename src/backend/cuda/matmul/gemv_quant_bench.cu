@@ -1,0 +1,249 @@
+// RunGemvQuantBench: random blocks (finite scales) generated on the device, one launch per copy
+// per round between two events; the F16 rows use the same shapes, activations and rotation.
+#include "backend/cuda/matmul/gemv_quant_bench.h"
+
+#include <cublas_v2.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/dtype.cuh"
+#include "backend/cuda/matmul/block_decode.cuh"
+#include "backend/cuda/matmul/gemv_cuda.h"
+#include "backend/cuda/matmul/gemv_quant_cuda.h"
+
+namespace forge::cuda {
+namespace {
+
+__device__ __forceinline__ uint32_t Hash(uint64_t i, uint32_t seed) {
+  uint32_t x = static_cast<uint32_t>(i) * 2654435761u ^ static_cast<uint32_t>(i >> 32) ^ seed;
+  x ^= x >> 15;
+  x *= 2246822519u;
+  x ^= x >> 13;
+  x *= 3266489917u;
+  return x ^ (x >> 16);
+}
+
+__global__ void fill_bytes(uint8_t* p, size_t n, uint32_t seed) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    p[i] = static_cast<uint8_t>(Hash(i, seed));
+  }
+}
+
+// F16 scales of magnitude ~2^-7 at byte offsets off0 and off1 (< 0: none) of every block.
+__global__ void fix_scales(uint8_t* p, size_t blocks, int block_bytes, int off0, int off1,
+                           uint32_t seed) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t b = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; b < blocks;
+       b += stride) {
+    const uint32_t h = Hash(b, seed);
+    const uint16_t v0 = static_cast<uint16_t>(0x2000u | (h & 0x3FFu) | ((h >> 15) & 0x8000u));
+    const uint16_t v1 = static_cast<uint16_t>(0x2000u | ((h >> 10) & 0x3FFu));
+    *reinterpret_cast<uint16_t*>(p + b * block_bytes + off0) = v0;
+    if (off1 >= 0) *reinterpret_cast<uint16_t*>(p + b * block_bytes + off1) = v1;
+  }
+}
+
+// Values in [-0.5, 0.5).
+template <typename T>
+__global__ void fill_values(T* p, size_t n, uint32_t seed) {
+  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+  for (size_t i = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+    p[i] = FromF32<T>(static_cast<float>(Hash(i, seed) & 0xFFFF) / 65536.0f - 0.5f);
+  }
+}
+
+Status FillValues(void* p, DType t, size_t n, uint32_t seed) {
+  return DispatchDType(t, [&](auto zero) {
+    using T = decltype(zero);
+    fill_values<T><<<2048, 256>>>(static_cast<T*>(p), n, seed);
+    CUDA_RETURN_IF_LAUNCH_ERROR("fill_values");
+    return Status::Ok();
+  });
+}
+
+void ScaleOffsets(GgmlType t, int* off0, int* off1) {
+  *off1 = -1;
+  switch (t) {
+    case GgmlType::kQ2_K:
+      *off0 = 80;
+      *off1 = 82;
+      return;
+    case GgmlType::kQ3_K:
+      *off0 = 108;
+      return;
+    case GgmlType::kQ6_K:
+      *off0 = 208;
+      return;
+    case GgmlType::kQ4_1:
+    case GgmlType::kQ5_1:
+    case GgmlType::kQ4_K:
+    case GgmlType::kQ5_K:
+      *off0 = 0;
+      *off1 = 2;
+      return;
+    default:
+      *off0 = 0;
+  }
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Device memory, events and the cuBLAS handle, released on every path.
+struct Resources {
+  std::vector<void*> bufs;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  cublasHandle_t cublas = nullptr;
+  ~Resources() {
+    for (void* b : bufs) cudaFree(b);
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    if (cublas) cublasDestroy(cublas);
+  }
+  StatusOr<void*> Alloc(size_t bytes) {
+    void* p = nullptr;
+    CUDA_RETURN_IF_ERROR(cudaMalloc(&p, bytes));
+    bufs.push_back(p);
+    return p;
+  }
+  void Free(void* p) {
+    bufs.erase(std::remove(bufs.begin(), bufs.end(), p), bufs.end());
+    cudaFree(p);
+  }
+};
+
+// Median seconds of one call of run(copy) over `reps` rounds of all copies (after one warm-up).
+template <typename Run>
+StatusOr<double> Time(Resources& r, int copies, int reps, Run&& run) {
+  for (int c = 0; c < copies; ++c) RETURN_IF_ERROR(run(c));
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(r.start));
+    for (int c = 0; c < copies; ++c) RETURN_IF_ERROR(run(c));
+    CUDA_RETURN_IF_ERROR(cudaEventRecord(r.stop));
+    CUDA_RETURN_IF_ERROR(cudaEventSynchronize(r.stop));
+    float ms = 0;
+    CUDA_RETURN_IF_ERROR(cudaEventElapsedTime(&ms, r.start, r.stop));
+    t.push_back(ms * 1e-3 / copies);
+  }
+  return Median(t);
+}
+
+}  // namespace
+
+StatusOr<std::vector<GemvQuantBenchRow>> RunGemvQuantBench(const GemvQuantBenchOptions& o) {
+  if (o.m.empty() || o.shapes.empty() || o.repetitions < 1) {
+    return InvalidArgumentError("gemv bench: no shapes, activation rows or repetitions");
+  }
+  int dev = 0, l2 = 0;
+  CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  const int64_t rotate = o.rotate_bytes > 0 ? o.rotate_bytes : 4 * std::max<int64_t>(l2, 1 << 20);
+  const int max_m = *std::max_element(o.m.begin(), o.m.end());
+  if (max_m < 1 || max_m > kGemvQuantMaxRows) {
+    return InvalidArgumentError("gemv bench: m must be within 1.." +
+                                std::to_string(kGemvQuantMaxRows));
+  }
+  Resources r;
+  CUDA_RETURN_IF_ERROR(cudaEventCreate(&r.start));
+  CUDA_RETURN_IF_ERROR(cudaEventCreate(&r.stop));
+  CUBLAS_RETURN_IF_ERROR(cublasCreate(&r.cublas));
+  std::vector<GemvQuantBenchRow> rows;
+  const GgmlType kFormats[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1,
+                               GgmlType::kQ8_0, GgmlType::kQ2_K, GgmlType::kQ3_K, GgmlType::kQ4_K,
+                               GgmlType::kQ5_K, GgmlType::kQ6_K};
+  for (const auto& [n, k] : o.shapes) {
+    ASSIGN_OR_RETURN(void* x, r.Alloc(static_cast<size_t>(max_m) * k * 4));
+    ASSIGN_OR_RETURN(void* out, r.Alloc(static_cast<size_t>(max_m) * n * 4));
+    RETURN_IF_ERROR(FillValues(x, o.x_type, static_cast<size_t>(max_m) * k, 7));
+    auto add_row = [&](const std::string& name, int m, int64_t bytes, int copies, double s) {
+      GemvQuantBenchRow row;
+      row.weights = name;
+      row.n = n;
+      row.k = k;
+      row.m = m;
+      row.weight_bytes = bytes;
+      row.copies = copies;
+      row.seconds = s;
+      row.bytes_per_second = bytes / s;
+      rows.push_back(row);
+    };
+    for (GgmlType type : kFormats) {
+      const int be = qd::BlockElems(type), bb = qd::BlockBytes(type);
+      if (k % be != 0) continue;
+      const int64_t row_bytes = k / be * bb;
+      const int64_t bytes = n * row_bytes;
+      const int copies = static_cast<int>(std::max<int64_t>(2, (rotate + bytes - 1) / bytes));
+      ASSIGN_OR_RETURN(void* w, r.Alloc(static_cast<size_t>(bytes) * copies));
+      uint8_t* wb = static_cast<uint8_t*>(w);
+      fill_bytes<<<2048, 256>>>(wb, static_cast<size_t>(bytes) * copies, 1);
+      int off0, off1;
+      ScaleOffsets(type, &off0, &off1);
+      fix_scales<<<2048, 256>>>(wb, static_cast<size_t>(bytes / bb) * copies, bb, off0, off1, 2);
+      CUDA_RETURN_IF_LAUNCH_ERROR("fix_scales");
+      for (int m : o.m) {
+        MatmulParams p;
+        p.x = x;
+        p.w = {type, n, k, row_bytes, wb};
+        p.out = out;
+        p.m = m;
+        p.x_type = o.x_type;
+        p.out_type = DType::kF32;
+        auto run = [&](int c) {
+          p.w.data = wb + static_cast<int64_t>(c) * bytes;
+          return gemv_quant_cuda(p, nullptr);
+        };
+        ASSIGN_OR_RETURN(const double s, Time(r, copies, o.repetitions, run));
+        add_row(std::string(TypeName(type)), m, bytes, copies, s);
+      }
+      r.Free(w);
+    }
+    // F16 weights (the activations as F16): cuBLAS, and gemv_cuda where it applies (m <= 8).
+    const int64_t bytes = n * k * 2;
+    const int copies = static_cast<int>(std::max<int64_t>(2, (rotate + bytes - 1) / bytes));
+    ASSIGN_OR_RETURN(void* w, r.Alloc(static_cast<size_t>(bytes) * copies));
+    RETURN_IF_ERROR(FillValues(w, DType::kF16, static_cast<size_t>(n) * k * copies, 3));
+    RETURN_IF_ERROR(FillValues(x, DType::kF16, static_cast<size_t>(max_m) * k, 7));
+    uint8_t* wb = static_cast<uint8_t*>(w);
+    for (int m : o.m) {
+      const float alpha = 1.0f, beta = 0.0f;
+      auto gemm = [&](int c) -> Status {
+        CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
+            r.cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), m, static_cast<int>(k), &alpha,
+            wb + static_cast<int64_t>(c) * bytes, CUDA_R_16F, static_cast<int>(k), x, CUDA_R_16F,
+            static_cast<int>(k), &beta, out, CUDA_R_32F, static_cast<int>(n), CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT));
+        return Status::Ok();
+      };
+      ASSIGN_OR_RETURN(const double s, Time(r, copies, o.repetitions, gemm));
+      add_row("F16 cuBLAS", m, bytes, copies, s);
+      MatmulParams p;
+      p.x = x;
+      p.w = {GgmlType::kF16, n, k, k * 2, wb};
+      p.out = out;
+      p.m = m;
+      p.x_type = DType::kF16;
+      p.out_type = DType::kF32;
+      if (GemvApplies(p, DType::kF16)) {
+        auto run = [&](int c) {
+          p.w.data = wb + static_cast<int64_t>(c) * bytes;
+          return gemv_cuda(p, DType::kF16, nullptr);
+        };
+        ASSIGN_OR_RETURN(const double g, Time(r, copies, o.repetitions, run));
+        add_row("F16 gemv_cuda", m, bytes, copies, g);
+      }
+    }
+    r.Free(w);
+    r.Free(x);
+    r.Free(out);
+  }
+  CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  return rows;
+}
+
+}  // namespace forge::cuda

@@ -1,0 +1,128 @@
+// SampleRows: SamplingParams + context -> SampleRow and LogitEdits, in the Sampler's order.
+#include "engine/sample_rows.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "sampling/philox.h"
+
+namespace forge {
+namespace {
+
+Status CheckIds(const char* what, std::span<const int32_t> ids, size_t begin, int32_t n_vocab) {
+  for (size_t i = begin; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= n_vocab) {
+      return OutOfRangeError(std::string(what) + "[" + std::to_string(i) +
+                             "]=" + std::to_string(ids[i]) +
+                             ": out of vocabulary (n_vocab=" + std::to_string(n_vocab) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status SampleRows::Append(const SamplingParams& params, const SampleContext& context,
+                          int32_t n_vocab) {
+  RETURN_IF_ERROR(params.ValidateForVocab(n_vocab));
+  RETURN_IF_ERROR(CheckIds("eos_ids", context.eos_ids, 0, n_vocab));
+
+  // The penalty window: the last penalty_last_n tokens of prompt + generated.
+  const bool penalize = (params.repetition_penalty != 1.0 || params.presence_penalty != 0.0 ||
+                         params.frequency_penalty != 0.0) &&
+                        params.penalty_last_n != 0;
+  size_t prompt_begin = context.prompt.size(), generated_begin = context.generated.size();
+  if (penalize) {
+    const size_t n_prompt = context.prompt.size();
+    const size_t total = n_prompt + context.generated.size();
+    const size_t last_n = static_cast<size_t>(params.penalty_last_n);
+    const size_t start = (params.penalty_last_n < 0 || last_n >= total) ? 0 : total - last_n;
+    prompt_begin = std::min(start, n_prompt);
+    generated_begin = start > n_prompt ? start - n_prompt : 0;
+    RETURN_IF_ERROR(CheckIds("prompt", context.prompt, prompt_begin, n_vocab));
+    RETURN_IF_ERROR(CheckIds("generated", context.generated, generated_begin, n_vocab));
+  }
+
+  const int32_t edit_begin = static_cast<int32_t>(edits.size());
+  std::unordered_map<int32_t, size_t> index;  // token -> its edit
+  auto edit = [&](int32_t token) -> LogitEdit& {
+    auto [it, added] = index.try_emplace(token, edits.size());
+    if (added) {
+      LogitEdit e;
+      e.token = token;
+      edits.push_back(e);
+    }
+    return edits[it->second];
+  };
+  for (const auto& [token, bias] : params.logit_bias) edit(token).bias = bias;
+  if (penalize) {
+    std::unordered_map<int32_t, int32_t> counts;  // among generated tokens in the window
+    for (size_t i = prompt_begin; i < context.prompt.size(); ++i) {
+      edit(context.prompt[i]).repetition = params.repetition_penalty;
+    }
+    for (size_t i = generated_begin; i < context.generated.size(); ++i) {
+      edit(context.generated[i]).repetition = params.repetition_penalty;
+      ++counts[context.generated[i]];
+    }
+    for (const auto& [token, count] : counts) {
+      edit(token).subtract = params.presence_penalty + params.frequency_penalty * count;
+    }
+  }
+  const bool before_min = context.generated.size() < static_cast<size_t>(params.min_tokens);
+  if (before_min || params.ignore_eos) {
+    for (int32_t token : context.eos_ids) edit(token).mask = 1;
+  }
+  if (before_min) {
+    for (int32_t token : params.stop_token_ids) edit(token).mask = 1;
+  }
+
+  SampleRow row;
+  row.edit_begin = edit_begin;
+  row.edit_end = static_cast<int32_t>(edits.size());
+  row.greedy = params.greedy() ? 1 : 0;
+  if (!params.greedy()) {
+    row.top_k = params.top_k > 0 && params.top_k < n_vocab ? params.top_k : 0;
+    row.temperature = params.temperature;
+    row.top_p = params.top_p;
+    row.min_p = params.min_p;
+    row.min_p_offset = params.min_p > 0.0 ? params.temperature * std::log(params.min_p) : 0.0;
+    row.inv_t = static_cast<float>(1.0 / params.temperature);
+    row.u = SamplingUniform(params.seed.value_or(0), context.request_id, context.position());
+  }
+  row.logprobs = params.logprobs ? 1 : 0;
+  row.top_logprobs = params.logprobs ? params.top_logprobs : 0;
+  rows.push_back(row);
+  return Status::Ok();
+}
+
+void SampleRows::AppendIdle() {
+  SampleRow row;
+  row.edit_begin = row.edit_end = static_cast<int32_t>(edits.size());
+  rows.push_back(row);
+}
+
+StatusOr<SampleResult> ToSampleResult(const SampleOut& out, const SamplingParams& params) {
+  if (out.error == 1) {
+    return InvalidArgumentError("logits[" + std::to_string(out.error_index) +
+                                "] is NaN or +inf: must be finite or -inf");
+  }
+  if (out.error != 0) {
+    return FailedPreconditionError(
+        "every logit is -inf after logit_bias, penalties and masks: no token can be sampled");
+  }
+  SampleResult result;
+  result.token = out.token;
+  if (params.logprobs) {
+    result.logprob = out.logprob;
+    const int32_t n = std::clamp(out.n_top, 0, kSampleMaxTop);
+    for (int32_t k = 0; k < n; ++k) {
+      result.top_logprobs.push_back({out.top_tokens[k], out.top_logprobs[k]});
+    }
+  }
+  return result;
+}
+
+}  // namespace forge
