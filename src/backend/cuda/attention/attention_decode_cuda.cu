@@ -28,6 +28,7 @@ using decode::SplitArgs;
 // count, so the result is deterministic and independent of the batch.
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads) attention_merge_kernel(AttentionParams p, SplitArgs a) {
+  PdlLaunchDependents();  // the output projection's GEMV may start streaming its weights
   constexpr int kPer = (D + 31) / 32;
   __shared__ float c_s[kMaxSplits];   // c_j
   __shared__ float lc_s[kMaxSplits];  // l_j c_j
