@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine over a carried .gpu/ (scripts/gpu-build.sh): the CUDA backend's
-# benchmarks on synthetic Llama-3-8B-shaped F16 and BF16 models: the floors, pp512 / tg128, and
-# the batched sweep (1, 16, 64, 128 sequences of 512 + 128 tokens). Results (.txt and .json)
-# in $OUT, named bench-<what>-<device>-<date>.
+# benchmarks: the floors, the attention kernels alone (forge bench --attention), the decode GEMV
+# per weight format (--gemv), and on synthetic Llama-3-8B-shaped F16 and BF16 models pp512 /
+# tg128 and the batched sweep (1, 16, 64, 128 sequences of 512 + 128 tokens). Results (.txt and
+# .json) in $OUT, named <what>-<device>-<date>.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/forge-out}
@@ -15,6 +16,8 @@ MODELS=${MODELS:-/tmp/forge-models}
 mkdir -p "$MODELS"
 rc=0
 "$BIN/forge" bench --floor --device cuda --json "$OUT/floor-$DEV-$DAY.json" | tee "$OUT/floor-$DEV-$DAY.txt" || rc=1
+"$BIN/forge" bench --attention --device cuda --json "$OUT/attention-$DEV-$DAY.json" | tee "$OUT/attention-$DEV-$DAY.txt" || rc=1
+"$BIN/forge" bench --gemv --device cuda --json "$OUT/gemv-$DEV-$DAY.json" | tee "$OUT/gemv-$DEV-$DAY.txt" || rc=1
 for type in f16 bf16; do
   m=$MODELS/llama-3-8b-$type.gguf
   [ -f "$m" ] || "$BIN/forge" make-model --preset llama-3-8b --type "$type" "$m" >/dev/null || rc=1

@@ -1,16 +1,20 @@
-// attention_prefill_cuda: grid (query tile, head), 4 warps. A block takes 64 queries of one
-// sequence (warp w owns rows 16w..16w+15) and walks the sequence's keys in tiles of 64, gathered
-// through the block table into shared memory as half. S = Q K^T and O += P V run on tensor cores
-// (wmma 16x16x16, half/bf16 inputs, F32 accumulators); S and O sit in shared memory as F32 so
-// the per-row online softmax (running max m, sum l, O rescaled by exp(m_old - m_new)) is plain
-// code. The key loop stops at the tile's last query's causal limit.
-#include <mma.h>
-
+// attention_prefill_cuda: FlashAttention-2 style prefill on mma.sync m16n8k16 (F16/BF16 inputs,
+// F32 accumulators). Grid (query tile, query head), 8 warps: a block takes 128 queries of one
+// sequence (warp w owns rows 16w..16w+15, their Q fragments in registers, scaled by
+// scale * log2 e and rounded to the cache dtype) and walks the sequence's keys in tiles of 64.
+// Each key tile's K and V rows are gathered through the block table with cp.async into a
+// 3-stage ring in shared memory (rows padded to D + 8 halves: ldmatrix without bank conflicts).
+// S = Q K^T (ldmatrix of K), the online softmax (running max in log2 units, sums in F32) and
+// O += P V (P rounded to the cache dtype, straight from the S accumulators into A fragments;
+// ldmatrix.trans of V) all stay in registers. The key loop stops at the block's last causal
+// key; a warp skips the tiles its rows cannot see and masks only the tiles that cross its rows'
+// limits. The output goes through shared memory for 16-byte stores.
 #include <cmath>
 #include <string>
 #include <type_traits>
 
 #include "backend/cuda/attention/attention_prefill_cuda.h"
+#include "backend/cuda/attention/warp_mma.cuh"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
@@ -18,49 +22,49 @@
 namespace forge::cuda {
 namespace {
 
-namespace wmma = nvcuda::wmma;
-
-constexpr int kWarps = 4;
+constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kBlockM = 16 * kWarps;  // queries per block
 constexpr int kBlockN = 64;           // keys per tile
-constexpr int kLdS = kBlockN + 4;     // F32 row stride of S (floats)
-constexpr int kLdP = kBlockN + 8;     // row stride of P (halves)
+constexpr int kStages = 3;            // K/V tiles in flight
 constexpr float kLog2e = 1.4426950408889634f;
 
-// Shared memory of the D instantiation, in bytes; every region is a multiple of 128 bytes.
+// Shared memory of the D instantiation: kStages stages of a K tile then a V tile, kBlockN rows
+// of kLd halves each. After the key loop the same bytes stage the output tile.
 template <int D>
 struct PrefillSmem {
-  static constexpr int kLdH = D + 8;  // row stride of Q, K, V (halves)
-  static constexpr int kLdO = D + 4;  // row stride of O (floats)
-  static constexpr size_t kQ = 0;
-  static constexpr size_t kK = kQ + size_t{kBlockM} * kLdH * 2;
-  static constexpr size_t kV = kK + size_t{kBlockN} * kLdH * 2;
-  static constexpr size_t kS = kV + size_t{kBlockN} * kLdH * 2;
-  static constexpr size_t kP = kS + size_t{kBlockM} * kLdS * 4;
-  static constexpr size_t kO = kP + size_t{kBlockM} * kLdP * 2;
-  static constexpr size_t kBytes = kO + size_t{kBlockM} * kLdO * 4;
-  static_assert(kK % 128 == 0 && kS % 128 == 0 && kP % 128 == 0 && kO % 128 == 0);
+  static constexpr int kLd = D + 8;  // row stride (halves): 16-byte rows, 8 rows hit 8 bank groups
+  static constexpr int kTile = kBlockN * kLd;
+  static constexpr int kStage = 2 * kTile;
+  static constexpr size_t kBytes = size_t{kStages} * kStage * 2;
+  static_assert(size_t{kBlockM} * kLd <= size_t{kStages} * kStage);
 };
 
+// 2^x (approximate, flush to zero; 2^-inf = 0).
+__device__ __forceinline__ float Exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 template <typename Tq, typename T, int D>
-__global__ void __launch_bounds__(kThreads)
-    attention_prefill_kernel(AttentionParams p, int64_t q_stride) {
-  static_assert(D % 16 == 0 && D <= 256);
+__global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
+    attention_prefill_kernel(AttentionParams p, int64_t q_stride, int bs_shift) {
+  static_assert(D % 16 == 0 && D <= 128);  // D / 8 even: V is read 16 columns at a time
   using Smem = PrefillSmem<D>;
-  constexpr int kLdH = Smem::kLdH, kLdO = Smem::kLdO;
+  constexpr int kLd = Smem::kLd;
+  constexpr int kChunks = D / 8;  // 16-byte pieces of a K/V row
+  constexpr int kCopies = (kBlockN * kChunks + kThreads - 1) / kThreads;
   extern __shared__ __align__(128) unsigned char smem[];
-  T* qs = reinterpret_cast<T*>(smem + Smem::kQ);          // [kBlockM][kLdH]
-  T* ks = reinterpret_cast<T*>(smem + Smem::kK);          // [kBlockN][kLdH]
-  T* vs = reinterpret_cast<T*>(smem + Smem::kV);          // [kBlockN][kLdH]
-  float* ss = reinterpret_cast<float*>(smem + Smem::kS);  // [kBlockM][kLdS]
-  T* ps = reinterpret_cast<T*>(smem + Smem::kP);          // [kBlockM][kLdP]
-  float* os = reinterpret_cast<float*>(smem + Smem::kO);  // [kBlockM][kLdO]
+  T* stages = reinterpret_cast<T*>(smem);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t4 = lane & 3;   // mma fragment row group and column pair
+  const int mi = lane >> 3, ri = lane & 7;  // ldmatrix: the matrix and row this lane addresses
 
   // This block's (sequence, tile): blockIdx.x counts the tiles of all sequences in order, a
-  // sequence of q_len queries having ceil(q_len / kBlockM). Every warp scans cu_seqlens_q 32
-  // sequences at a time (the same result in each warp), so the exit below is block-uniform.
+  // sequence of q_len queries having ceil(q_len / kBlockM); within a sequence the last tile
+  // (the most keys) comes first. Every warp scans cu_seqlens_q 32 sequences at a time (the
+  // same result in each warp), so the exit below is block-uniform.
   int seq = -1, tile = 0;
   {
     int remaining = static_cast<int>(blockIdx.x);
@@ -80,8 +84,9 @@ __global__ void __launch_bounds__(kThreads)
         const unsigned hit = __ballot_sync(0xffffffffu, incl > remaining);
         const int src = __ffs(hit) - 1;
         const int before = __shfl_sync(0xffffffffu, incl - nt, src);
+        const int count = __shfl_sync(0xffffffffu, nt, src);
         seq = static_cast<int>(base) + src;
-        tile = remaining - before;
+        tile = count - 1 - (remaining - before);
         break;
       }
       remaining -= total;
@@ -94,139 +99,214 @@ __global__ void __launch_bounds__(kThreads)
   const int q_begin = p.cu_seqlens_q[seq];
   const int q_len = p.cu_seqlens_q[seq + 1] - q_begin;
   const int k_len = p.seq_lens_k[seq];
-  const int m0 = tile * kBlockM;  // the tile's first query within the sequence
+  const int m0 = tile * kBlockM;  // the block's first query within the sequence
   // Keys [0, row_end(i)) are visible to query i of the sequence (0 for rows past q_len).
   auto row_end = [&](int i) -> int {
     if (i >= q_len) return 0;
-    return p.causal ? min(k_len, k_len - q_len + i + 1) : k_len;
+    return max(p.causal ? min(k_len, k_len - q_len + i + 1) : k_len, 0);
   };
-  const int tile_end = max(row_end(min(m0 + kBlockM, q_len) - 1), 0);
-  // The warp's rows are m0 + 16 warp + [0, 16); its last one within q_len sees the most keys.
-  const int warp_last = min(m0 + 16 * warp + 15, q_len - 1);
-  const int warp_end = warp_last >= m0 + 16 * warp ? max(row_end(warp_last), 0) : 0;
+  const int tile_end = row_end(min(m0 + kBlockM, q_len) - 1);  // keys the block reads
+  const int n_tiles = (tile_end + kBlockN - 1) / kBlockN;
+  const int w0 = m0 + 16 * warp;  // the warp's first row
+  // Keys below warp_end are visible to some row of the warp, keys below warp_full to all 16.
+  const int warp_end = w0 < q_len ? row_end(min(w0 + 15, q_len - 1)) : 0;
+  const int warp_full = w0 + 15 < q_len ? row_end(w0) : 0;
+  const int end0 = row_end(w0 + g), end1 = row_end(w0 + g + 8);  // this lane's two rows
 
-  // Q tile, scaled by scale * log2(e) in F32 and rounded to T; rows past q_len are 0. O = 0.
-  const float q_scale = p.scale * kLog2e;
-  const Tq* q = static_cast<const Tq*>(p.q) + int64_t{h} * D;
-  for (int idx = threadIdx.x; idx < kBlockM * D; idx += kThreads) {
-    const int r = idx / D, d = idx % D;
-    const int i = m0 + r;
-    const float x = i < q_len ? ToF32(q[(int64_t{q_begin} + i) * q_stride + d]) * q_scale : 0.0f;
-    qs[r * kLdH + d] = FromF32<T>(x);
-  }
-  for (int idx = threadIdx.x; idx < kBlockM * kLdO; idx += kThreads) os[idx] = 0.0f;
-  __syncthreads();
-
-  wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> qf[D / 16];
-#pragma unroll
-  for (int kk = 0; kk < D / 16; ++kk) {
-    wmma::load_matrix_sync(qf[kk], qs + (16 * warp) * kLdH + 16 * kk, kLdH);
-  }
-  // Running max (log2 units) and sum of each of the warp's 16 rows; equal in every lane.
-  float row_m[16], row_l[16];
-#pragma unroll
-  for (int r = 0; r < 16; ++r) {
-    row_m[r] = -INFINITY;
-    row_l[r] = 0.0f;
-  }
-
+  // Key tile i (keys 64 i + [0, 64)) into stage i % kStages; keys past tile_end are zeros (so
+  // that masked products stay finite). Row offsets in int64: block ids times the block stride
+  // pass 2^31.
   const T* k_cache = static_cast<const T*>(p.k_cache);
   const T* v_cache = static_cast<const T*>(p.v_cache);
   const int32_t* table = p.block_tables + int64_t{seq} * p.block_table_stride;
   const int bs = static_cast<int>(p.block_size);
-  constexpr int kChunks = D / 8;  // 16-byte pieces of a K/V row
-
-  for (int kb = 0; kb < tile_end; kb += kBlockN) {
-    // Gather keys [kb, kb + kBlockN) of the sequence; keys past tile_end are zeros.
-    for (int idx = threadIdx.x; idx < kBlockN * kChunks; idx += kThreads) {
-      const int r = idx / kChunks, c = idx % kChunks;
-      const int j = kb + r;
-      uint4 kx = make_uint4(0, 0, 0, 0), vx = make_uint4(0, 0, 0, 0);
-      if (j < tile_end) {
-        const int64_t slot = int64_t{table[j / bs]} * bs + j % bs;
-        const int64_t off = (slot * p.n_kv_heads + kvh) * D + 8 * c;
-        kx = *reinterpret_cast<const uint4*>(k_cache + off);
-        vx = *reinterpret_cast<const uint4*>(v_cache + off);
-      }
-      *reinterpret_cast<uint4*>(ks + r * kLdH + 8 * c) = kx;
-      *reinterpret_cast<uint4*>(vs + r * kLdH + 8 * c) = vx;
-    }
-    __syncthreads();
-
-    // A warp whose rows see none of the tile's keys skips it (its state would not change).
-    if (kb < warp_end) {
-      // S[16 rows][64 keys] = Q K^T (log2 units: Q carries scale * log2 e).
+  auto issue = [&](int i) {
+    T* ks = stages + (i % kStages) * Smem::kStage;
+    T* vs = ks + Smem::kTile;
 #pragma unroll
-      for (int c = 0; c < kBlockN / 16; ++c) {
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> sf;
-        wmma::fill_fragment(sf, 0.0f);
-#pragma unroll
-        for (int kk = 0; kk < D / 16; ++kk) {
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::col_major> kf;
-          wmma::load_matrix_sync(kf, ks + (16 * c) * kLdH + 16 * kk, kLdH);
-          wmma::mma_sync(sf, qf[kk], kf, sf);
+    for (int k = 0; k < kCopies; ++k) {
+      const int c = static_cast<int>(threadIdx.x) + k * kThreads;
+      if (kCopies * kThreads == kBlockN * kChunks || c < kBlockN * kChunks) {
+        const int r = c / kChunks, part = c % kChunks;
+        const int j = i * kBlockN + r;
+        const bool ok = j < tile_end;
+        int64_t off = 0;
+        if (ok) {
+          const int64_t slot = bs_shift >= 0
+                                   ? (int64_t{table[j >> bs_shift]} << bs_shift) + (j & (bs - 1))
+                                   : int64_t{table[j / bs]} * bs + j % bs;
+          off = (slot * p.n_kv_heads + kvh) * D + part * 8;
         }
-        wmma::store_matrix_sync(ss + (16 * warp) * kLdS + 16 * c, sf, kLdS, wmma::mem_row_major);
-      }
-      __syncwarp();
-
-      // Online softmax, one row at a time: lane takes keys lane and lane + 32.
-#pragma unroll
-      for (int r = 0; r < 16; ++r) {
-        const int row = 16 * warp + r;
-        const int end = row_end(m0 + row);
-        float s0 = ss[row * kLdS + lane], s1 = ss[row * kLdS + lane + 32];
-        s0 = kb + lane < end ? s0 : -INFINITY;
-        s1 = kb + lane + 32 < end ? s1 : -INFINITY;
-        const float m_new = fmaxf(row_m[r], WarpMax(fmaxf(s0, s1)));
-        float corr = 1.0f, p0 = 0.0f, p1 = 0.0f;
-        if (m_new != -INFINITY) {          // some key seen so far
-          corr = exp2f(row_m[r] - m_new);  // 0 when row_m is still -inf
-          p0 = exp2f(s0 - m_new);
-          p1 = exp2f(s1 - m_new);
-        }
-        row_l[r] = row_l[r] * corr + WarpSum(p0 + p1);
-        row_m[r] = m_new;
-        ps[row * kLdP + lane] = FromF32<T>(p0);
-        ps[row * kLdP + lane + 32] = FromF32<T>(p1);
-        for (int d = lane; d < D; d += 32) os[row * kLdO + d] *= corr;
-      }
-      __syncwarp();
-
-      // O[16 rows][D] += P V.
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, wmma::row_major> pf[kBlockN / 16];
-#pragma unroll
-      for (int kk = 0; kk < kBlockN / 16; ++kk) {
-        wmma::load_matrix_sync(pf[kk], ps + (16 * warp) * kLdP + 16 * kk, kLdP);
-      }
-#pragma unroll
-      for (int c = 0; c < D / 16; ++c) {
-        wmma::fragment<wmma::accumulator, 16, 16, 16, float> of;
-        float* o_tile = os + (16 * warp) * kLdO + 16 * c;
-        wmma::load_matrix_sync(of, o_tile, kLdO, wmma::mem_row_major);
-#pragma unroll
-        for (int kk = 0; kk < kBlockN / 16; ++kk) {
-          wmma::fragment<wmma::matrix_b, 16, 16, 16, T, wmma::row_major> vf;
-          wmma::load_matrix_sync(vf, vs + (16 * kk) * kLdH + 16 * c, kLdH);
-          wmma::mma_sync(of, pf[kk], vf, of);
-        }
-        wmma::store_matrix_sync(o_tile, of, kLdO, wmma::mem_row_major);
+        CpAsync16(SmemAddr(ks + r * kLd + part * 8), k_cache + off, ok);
+        CpAsync16(SmemAddr(vs + r * kLd + part * 8), v_cache + off, ok);
       }
     }
-    __syncthreads();  // K/V are overwritten next
+  };
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) {
+    if (i < n_tiles) issue(i);
+    CpAsyncCommit();
+  }
+
+  // Q fragments (A operand): rows w0 + g and w0 + g + 8, columns 16 kk + 2 t4 + {0, 1, 8, 9};
+  // rows past q_len are zero.
+  uint32_t qf[D / 16][4];
+  {
+    const float qs = p.scale * kLog2e;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int i = w0 + g + 8 * half;
+      const bool ok = i < q_len;
+      const Tq* qr = static_cast<const Tq*>(p.q) + (int64_t{q_begin} + (ok ? i : 0)) * q_stride +
+                     int64_t{h} * D + 2 * t4;
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+        float x0 = 0.0f, x1 = 0.0f, y0 = 0.0f, y1 = 0.0f;
+        if (ok) {
+          x0 = ToF32(qr[16 * kk]) * qs;
+          x1 = ToF32(qr[16 * kk + 1]) * qs;
+          y0 = ToF32(qr[16 * kk + 8]) * qs;
+          y1 = ToF32(qr[16 * kk + 9]) * qs;
+        }
+        qf[kk][half] = Pack2<T>(x0, x1);
+        qf[kk][2 + half] = Pack2<T>(y0, y1);
+      }
+    }
+  }
+
+  // Running state of rows g (index 0) and g + 8 (index 1): max in log2 units (equal in the 4
+  // lanes of a row), this lane's part of the sum, and O in accumulator layout.
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  float o[D / 8][4];
+#pragma unroll
+  for (int nd = 0; nd < D / 8; ++nd) o[nd][0] = o[nd][1] = o[nd][2] = o[nd][3] = 0.0f;
+
+  for (int i = 0; i < n_tiles; ++i) {
+    CpAsyncWait<kStages - 2>();
+    __syncthreads();  // tile i landed for every thread; stage (i - 1) % kStages is free
+    const int kb = i * kBlockN;
+    const bool active = kb < warp_end;  // some row of the warp sees these keys
+    const T* ks = stages + (i % kStages) * Smem::kStage;
+    const T* vs = ks + Smem::kTile;
+
+    // S[16 rows][64 keys] = Q K^T, as 8 blocks of 8 keys.
+    float s[kBlockN / 8][4];
+#pragma unroll
+    for (int nb = 0; nb < kBlockN / 8; ++nb) s[nb][0] = s[nb][1] = s[nb][2] = s[nb][3] = 0.0f;
+    if (active) {
+#pragma unroll
+      for (int kk = 0; kk < D / 16; ++kk) {
+#pragma unroll
+        for (int nb = 0; nb < kBlockN / 16; ++nb) {
+          uint32_t b[4];  // keys 16 nb + 8 (mi / 2) + ri, dims 16 kk + 8 (mi % 2)
+          LdMatrixX4(SmemAddr(ks + (16 * nb + 8 * (mi >> 1) + ri) * kLd + 16 * kk + 8 * (mi & 1)),
+                     b);
+          Mma<T>(s[2 * nb], qf[kk], b[0], b[1]);
+          Mma<T>(s[2 * nb + 1], qf[kk], b[2], b[3]);
+        }
+      }
+    }
+    // The next copies go out while the tensor cores work (their block-table reads too).
+    if (i + kStages - 1 < n_tiles) issue(i + kStages - 1);
+    CpAsyncCommit();
+    if (!active) continue;
+
+    // Causal limit (and rows past q_len): only on tiles that cross a row's limit.
+    if (kb + kBlockN > warp_full) {
+#pragma unroll
+      for (int nb = 0; nb < kBlockN / 8; ++nb) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int key = kb + 8 * nb + 2 * t4 + e;
+          if (key >= end0) s[nb][e] = -INFINITY;
+          if (key >= end1) s[nb][2 + e] = -INFINITY;
+        }
+      }
+    }
+
+    // Online softmax (log2 units). A row that has seen no key yet keeps max -inf; its
+    // probabilities are computed against 0 (all 0), as is its correction (O and l are 0).
+    float mx[2] = {m[0], m[1]};
+#pragma unroll
+    for (int nb = 0; nb < kBlockN / 8; ++nb) {
+      mx[0] = fmaxf(mx[0], fmaxf(s[nb][0], s[nb][1]));
+      mx[1] = fmaxf(mx[1], fmaxf(s[nb][2], s[nb][3]));
+    }
+    float corr[2], base[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
+      mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
+      base[r] = mx[r] == -INFINITY ? 0.0f : mx[r];
+      corr[r] = Exp2(m[r] - base[r]);
+      m[r] = mx[r];
+    }
+    float rs[2] = {0.0f, 0.0f};
+#pragma unroll
+    for (int nb = 0; nb < kBlockN / 8; ++nb) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[nb][e] = Exp2(s[nb][e] - base[e >> 1]);
+        rs[e >> 1] += s[nb][e];
+      }
+    }
+    l[0] = l[0] * corr[0] + rs[0];
+    l[1] = l[1] * corr[1] + rs[1];
+#pragma unroll
+    for (int nd = 0; nd < D / 8; ++nd) {
+      o[nd][0] *= corr[0];
+      o[nd][1] *= corr[0];
+      o[nd][2] *= corr[1];
+      o[nd][3] *= corr[1];
+    }
+
+    // O[16 rows][D] += P V, 16 keys at a time: the S accumulators of key blocks 2 kk and
+    // 2 kk + 1 are P's A fragment.
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      const uint32_t pa[4] = {Pack2<T>(s[2 * kk][0], s[2 * kk][1]),
+                              Pack2<T>(s[2 * kk][2], s[2 * kk][3]),
+                              Pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                              Pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int nd = 0; nd < D / 8; nd += 2) {
+        uint32_t b[4];  // keys 16 kk + 8 (mi % 2) + ri, dims 8 nd + 8 (mi / 2), transposed
+        LdMatrixX4Trans(SmemAddr(vs + (16 * kk + 8 * (mi & 1) + ri) * kLd + 8 * nd + 8 * (mi >> 1)),
+                        b);
+        Mma<T>(o[nd], pa, b[0], b[1]);
+        Mma<T>(o[nd + 1], pa, b[2], b[3]);
+      }
+    }
+  }
+  CpAsyncWait<0>();  // only empty groups remain
+  __syncthreads();   // every warp is done with the stages: they hold the output tile now
+
+  // out = O / l (rows with no visible key are 0), rounded to T, through the warp's 16 rows of
+  // shared memory, then 16-byte stores of the rows within q_len.
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+    l[r] = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+  }
+  T* st = stages + 16 * warp * kLd;
+#pragma unroll
+  for (int nd = 0; nd < D / 8; ++nd) {
+    *reinterpret_cast<uint32_t*>(st + g * kLd + 8 * nd + 2 * t4) =
+        Pack2<T>(o[nd][0] * l[0], o[nd][1] * l[0]);
+    *reinterpret_cast<uint32_t*>(st + (g + 8) * kLd + 8 * nd + 2 * t4) =
+        Pack2<T>(o[nd][2] * l[1], o[nd][3] * l[1]);
   }
   __syncwarp();
-
-  // out = O / l; rows with no visible key (l == 0) are 0.
   T* out = static_cast<T*>(p.out);
 #pragma unroll
-  for (int r = 0; r < 16; ++r) {
-    const int row = 16 * warp + r;
-    const int i = m0 + row;
-    if (i >= q_len) break;
-    const float inv = row_l[r] > 0.0f ? 1.0f / row_l[r] : 0.0f;
-    T* o = out + ((int64_t{q_begin} + i) * p.n_heads + h) * D;
-    for (int d = lane; d < D; d += 32) o[d] = FromF32<T>(os[row * kLdO + d] * inv);
+  for (int c = lane; c < 16 * kChunks; c += 32) {
+    const int r = c / kChunks, part = c % kChunks;
+    const int i = w0 + r;
+    if (i < q_len) {
+      *reinterpret_cast<uint4*>(out + ((int64_t{q_begin} + i) * p.n_heads + h) * D + part * 8) =
+          *reinterpret_cast<const uint4*>(st + r * kLd + part * 8);
+    }
   }
 }
 
@@ -239,7 +319,13 @@ Status LaunchPrefill(const AttentionParams& p, int64_t q_stride, cudaStream_t st
   // An upper bound on the tiles (sum over s of ceil(q_len_s / kBlockM)); the rest exit at once.
   const int64_t tiles = (p.n_tokens + kBlockM - 1) / kBlockM + p.n_seqs;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.n_heads));
-  kernel<<<grid, kThreads, kSmem, stream>>>(p, q_stride);
+  // log2(block_size) for a power of two (shifts in the gather), else -1 (divisions).
+  int bs_shift = -1;
+  if ((p.block_size & (p.block_size - 1)) == 0) {
+    bs_shift = 0;
+    while ((int64_t{1} << bs_shift) < p.block_size) ++bs_shift;
+  }
+  kernel<<<grid, kThreads, kSmem, stream>>>(p, q_stride, bs_shift);
   CUDA_RETURN_IF_LAUNCH_ERROR("attention_prefill_kernel");
   return Status::Ok();
 }
@@ -249,7 +335,8 @@ Status LaunchPrefill(const AttentionParams& p, int64_t q_stride, cudaStream_t st
 bool AttentionPrefillApplies(const AttentionParams& p) {
   return (p.dtype == DType::kF16 || p.dtype == DType::kBF16) &&
          (p.head_dim == 64 || p.head_dim == 80 || p.head_dim == 96 || p.head_dim == 128) &&
-         p.n_tokens > p.n_seqs && p.n_seqs > 0 && p.n_kv_heads > 0 && p.n_heads % p.n_kv_heads == 0;
+         p.n_tokens > p.n_seqs && p.n_seqs > 0 && p.n_kv_heads > 0 &&
+         p.n_heads % p.n_kv_heads == 0 && p.block_size > 0;
 }
 
 Status attention_prefill_cuda(const AttentionParams& p, cudaStream_t stream) {

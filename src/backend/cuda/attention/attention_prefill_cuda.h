@@ -1,7 +1,7 @@
 // attention_prefill_cuda: tensor-core paged attention for batches with prefill chunks
-// (FlashAttention-2 style: a 64-query tile of one sequence and one head per block, keys in tiles
-// of 64 gathered through the block table, online softmax in F32; the score matrix never leaves
-// shared memory).
+// (FlashAttention-2 style on mma.sync: a 128-query tile of one sequence and one head per block,
+// keys in tiles of 64 gathered through the block table with cp.async, online softmax in
+// registers; the score matrix never leaves registers).
 #pragma once
 
 #include <cuda_runtime_api.h>
