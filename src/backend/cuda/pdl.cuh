@@ -1,9 +1,11 @@
-// Programmatic dependent launch (Hopper): a kernel launched with LaunchDependent may start while
-// the kernel before it in the stream is still running, do work that needs nothing of it (stream
-// its weights in), then PdlWait() until that kernel has finished and its writes are visible.
-// Kernels that precede one call PdlLaunchDependents() early to let it be scheduled at once.
-// Without the launch attribute (or before sm_90) both instructions do nothing. Recorded into CUDA
-// graphs as programmatic edges.
+// Programmatic dependent launch (Hopper). The kernels of a decode step are launched with
+// LaunchDependent: each may be scheduled while the kernel before it in the stream still runs, so
+// the gap between kernels (launch and ramp-up) is hidden. Every such kernel calls PdlWait() before
+// it reads or writes anything another kernel touches (the GEMV first issues its weight loads,
+// which depend on nothing), then PdlLaunchDependents() to let the next one be scheduled: at most
+// two kernels overlap. Kernels launched without the attribute (cuBLAS, the rest) keep the usual
+// stream order; without it, or before sm_90, both instructions do nothing. CUDA graphs record
+// these as programmatic edges.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,7 +22,7 @@ __device__ __forceinline__ void PdlWait() {
 #endif
 }
 
-// Lets the next kernel (if launched with LaunchDependent) be scheduled now.
+// Lets the next kernel (if launched with LaunchDependent) be scheduled now. Call after PdlWait().
 __device__ __forceinline__ void PdlLaunchDependents() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" :::);

@@ -13,7 +13,8 @@ namespace {
 template <typename Td, typename Tout>
 __global__ void add_rmsnorm_kernel(float* residual, const Td* delta, const float* w, Tout* out,
                                    int64_t dim, float eps) {
-  PdlLaunchDependents();  // the GEMV after this may start streaming its weights
+  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
+  PdlLaunchDependents();
   const int64_t r = blockIdx.x;
   float* xr = residual + r * dim;
   const Td* dr = delta + r * dim;
@@ -55,9 +56,10 @@ Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream) {
     return DispatchDType(p.out_type, [&](auto out_zero) {
       using Td = decltype(d_zero);
       using Tout = decltype(out_zero);
-      add_rmsnorm_kernel<Td, Tout><<<static_cast<unsigned>(p.n_rows), threads, 0, stream>>>(
-          p.residual, static_cast<const Td*>(p.delta), p.weight, static_cast<Tout*>(p.out), p.dim,
-          p.eps);
+      CUDA_RETURN_IF_ERROR(LaunchDependent(add_rmsnorm_kernel<Td, Tout>,
+                                           dim3(static_cast<unsigned>(p.n_rows)), dim3(threads), 0,
+                                           stream, p.residual, static_cast<const Td*>(p.delta),
+                                           p.weight, static_cast<Tout*>(p.out), p.dim, p.eps));
       CUDA_RETURN_IF_LAUNCH_ERROR("add_rmsnorm_kernel");
       return Status::Ok();
     });

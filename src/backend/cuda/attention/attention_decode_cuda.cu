@@ -28,7 +28,8 @@ using decode::SplitArgs;
 // count, so the result is deterministic and independent of the batch.
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads) attention_merge_kernel(AttentionParams p, SplitArgs a) {
-  PdlLaunchDependents();  // the output projection's GEMV may start streaming its weights
+  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
+  PdlLaunchDependents();
   constexpr int kPer = (D + 31) / 32;
   __shared__ float c_s[kMaxSplits];   // c_j
   __shared__ float lc_s[kMaxSplits];  // l_j c_j
@@ -129,12 +130,14 @@ Status LaunchDecode(const AttentionParams& p, void* workspace, size_t workspace_
   a.split = max_splits > 1 && p.n_seqs <= decode::kMaxPlanSeqs && p.n_seqs * p.n_heads <= cap;
   const int64_t items = p.n_seqs * p.n_kv_heads * (a.split ? max_splits : 1);
   const int64_t grid = std::min<int64_t>(items, int64_t{per_sm} * sms);
-  kernel<<<static_cast<unsigned>(grid), kThreads, kSmem, stream>>>(p, a);
+  CUDA_RETURN_IF_ERROR(LaunchDependent(kernel, dim3(static_cast<unsigned>(grid)), dim3(kThreads),
+                                       kSmem, stream, p, a));
   CUDA_RETURN_IF_LAUNCH_ERROR("attention_split_kernel");
   if (a.split) {
     // One block per (sequence, head); those of one-split sequences return at once.
     const unsigned blocks = static_cast<unsigned>(p.n_seqs * p.n_heads);
-    attention_merge_kernel<T, D><<<blocks, kThreads, 0, stream>>>(p, a);
+    CUDA_RETURN_IF_ERROR(LaunchDependent(attention_merge_kernel<T, D>, dim3(blocks), dim3(kThreads),
+                                         0, stream, p, a));
     CUDA_RETURN_IF_LAUNCH_ERROR("attention_merge_kernel");
   }
   return Status::Ok();

@@ -114,7 +114,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int kChunks = D / 8;  // 16-byte pieces of a K/V row
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int red[kWarps];
-  PdlLaunchDependents();  // the output projection's GEMV may start streaming its weights
+  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
+  PdlLaunchDependents();
   int* plan = reinterpret_cast<int*>(smem + Smem::kPlan);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, t4 = lane & 3;  // mma fragment row group and column pair

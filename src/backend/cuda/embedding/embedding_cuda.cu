@@ -3,6 +3,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/ops_cuda.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda {
 namespace {
@@ -10,6 +11,8 @@ namespace {
 template <typename T>
 __global__ void embedding_kernel(const T* table, const int32_t* ids, int64_t dim, int64_t row_elems,
                                  float* out) {
+  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
+  PdlLaunchDependents();
   const int64_t t = blockIdx.x;
   const T* src = table + static_cast<int64_t>(ids[t]) * row_elems;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) out[t * dim + i] = ToF32(src[i]);
@@ -36,9 +39,10 @@ Status embedding_cuda(const EmbeddingParams& p, cudaStream_t stream) {
   if (p.n_tokens == 0) return Status::Ok();
   return DispatchDType(t, [&](auto zero) {
     using T = decltype(zero);
-    embedding_kernel<T><<<static_cast<unsigned>(p.n_tokens), 256, 0, stream>>>(
-        reinterpret_cast<const T*>(p.table.data), p.ids, p.table.cols,
-        p.table.row_bytes / static_cast<int64_t>(sizeof(T)), p.out);
+    CUDA_RETURN_IF_ERROR(
+        LaunchDependent(embedding_kernel<T>, dim3(static_cast<unsigned>(p.n_tokens)), dim3(256), 0,
+                        stream, reinterpret_cast<const T*>(p.table.data), p.ids, p.table.cols,
+                        p.table.row_bytes / static_cast<int64_t>(sizeof(T)), p.out));
     CUDA_RETURN_IF_LAUNCH_ERROR("embedding_kernel");
     return Status::Ok();
   });

@@ -9,7 +9,8 @@ namespace {
 
 template <typename T>
 __global__ void gather_rows_kernel(const T* src, const int32_t* indices, int64_t row_len, T* dst) {
-  PdlLaunchDependents();  // the GEMV after this may start streaming its weights
+  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
+  PdlLaunchDependents();
   const int64_t i = blockIdx.x;
   const T* s = src + static_cast<int64_t>(indices[i]) * row_len;
   for (int64_t j = threadIdx.x; j < row_len; j += blockDim.x) dst[i * row_len + j] = s[j];
@@ -21,8 +22,9 @@ Status gather_rows_cuda(const GatherRowsParams& p, cudaStream_t stream) {
   if (p.n == 0) return Status::Ok();
   return DispatchDType(p.dtype, [&](auto zero) {
     using T = decltype(zero);
-    gather_rows_kernel<T><<<static_cast<unsigned>(p.n), 256, 0, stream>>>(
-        static_cast<const T*>(p.src), p.indices, p.row_len, static_cast<T*>(p.dst));
+    CUDA_RETURN_IF_ERROR(LaunchDependent(gather_rows_kernel<T>, dim3(static_cast<unsigned>(p.n)),
+                                         dim3(256), 0, stream, static_cast<const T*>(p.src),
+                                         p.indices, p.row_len, static_cast<T*>(p.dst)));
     CUDA_RETURN_IF_LAUNCH_ERROR("gather_rows_kernel");
     return Status::Ok();
   });

@@ -48,6 +48,7 @@ __global__ void __launch_bounds__(kRowsPerBlock * 32)
     for (int u = 0; u < kUnroll; ++u) wv[u] = __ldcs(wr + c + 32 * u);  // streamed: read once
   }
   PdlWait();
+  PdlLaunchDependents();
   while (c + 32 * (kUnroll - 1) < chunks) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {

@@ -14,7 +14,8 @@ namespace {
 
 template <typename Tin, typename Tout>
 __global__ void rmsnorm_kernel(const Tin* x, const float* w, Tout* out, int64_t dim, float eps) {
-  PdlLaunchDependents();  // the GEMV after this may start streaming its weights
+  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
+  PdlLaunchDependents();
   const int64_t r = blockIdx.x;
   const Tin* xr = x + r * dim;
   float v[kNormCached];
@@ -49,8 +50,9 @@ Status rmsnorm_cuda(const RmsNormParams& p, cudaStream_t stream) {
     return DispatchDType(p.out_type, [&](auto out_zero) {
       using Tin = decltype(x_zero);
       using Tout = decltype(out_zero);
-      rmsnorm_kernel<Tin, Tout><<<static_cast<unsigned>(p.n_rows), threads, 0, stream>>>(
-          static_cast<const Tin*>(p.x), p.weight, static_cast<Tout*>(p.out), p.dim, p.eps);
+      CUDA_RETURN_IF_ERROR(LaunchDependent(
+          rmsnorm_kernel<Tin, Tout>, dim3(static_cast<unsigned>(p.n_rows)), dim3(threads), 0,
+          stream, static_cast<const Tin*>(p.x), p.weight, static_cast<Tout*>(p.out), p.dim, p.eps));
       CUDA_RETURN_IF_LAUNCH_ERROR("rmsnorm_kernel");
       return Status::Ok();
     });

@@ -4,6 +4,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/ops_cuda.h"
+#include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda {
 namespace {
@@ -28,6 +29,8 @@ __device__ void Rotate(void* base, int64_t t, int64_t stride, int64_t n_heads, i
 template <typename Tq, typename Ts, typename Tc>
 __global__ void rope_kv_write_kernel(RopeKvWriteParams p, int64_t q_stride, int64_t k_stride,
                                      int64_t v_stride) {
+  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
+  PdlLaunchDependents();
   __shared__ float cs[kMaxHalf], sn[kMaxHalf];
   const int64_t t = blockIdx.x;
   const RopeParams& r = p.q;
@@ -83,9 +86,10 @@ Status rope_kv_write_cuda(const RopeKvWriteParams& p, cudaStream_t stream) {
   return DispatchDType(q.dtype, [&](auto q_zero) {
     return DispatchDType(k.dtype, [&](auto k_zero) {
       return DispatchDType(p.kv.dtype, [&](auto c_zero) {
-        rope_kv_write_kernel<decltype(q_zero), decltype(k_zero), decltype(c_zero)>
-            <<<static_cast<unsigned>(q.n_tokens), kThreads, 0, stream>>>(p, q_stride, k_stride,
-                                                                         v_stride);
+        CUDA_RETURN_IF_ERROR(LaunchDependent(
+            rope_kv_write_kernel<decltype(q_zero), decltype(k_zero), decltype(c_zero)>,
+            dim3(static_cast<unsigned>(q.n_tokens)), dim3(kThreads), 0, stream, p, q_stride,
+            k_stride, v_stride));
         CUDA_RETURN_IF_LAUNCH_ERROR("rope_kv_write_kernel");
         return Status::Ok();
       });

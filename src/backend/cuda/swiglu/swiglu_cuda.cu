@@ -11,7 +11,8 @@ namespace {
 template <typename Tin, typename Tout>
 __global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t dim, int64_t gs,
                               int64_t us, int64_t total) {
-  PdlLaunchDependents();  // the GEMV after this may start streaming its weights
+  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
+  PdlLaunchDependents();
   for (int64_t w = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; w < total;
        w += int64_t{gridDim.x} * blockDim.x) {
     const int64_t t = w / dim, i = w % dim;
@@ -47,9 +48,10 @@ Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream) {
     return DispatchDType(p.out_type, [&](auto out_zero) {
       using Tin = decltype(in_zero);
       using Tout = decltype(out_zero);
-      swiglu_kernel<Tin, Tout><<<GridFor(total, 256), 256, 0, stream>>>(
+      CUDA_RETURN_IF_ERROR(LaunchDependent(
+          swiglu_kernel<Tin, Tout>, dim3(GridFor(total, 256)), dim3(256), 0, stream,
           static_cast<const Tin*>(p.gate), static_cast<const Tin*>(p.up), static_cast<Tout*>(p.out),
-          p.dim, p.gate_stride ? p.gate_stride : p.dim, p.up_stride ? p.up_stride : p.dim, total);
+          p.dim, p.gate_stride ? p.gate_stride : p.dim, p.up_stride ? p.up_stride : p.dim, total));
       CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_kernel");
       return Status::Ok();
     });
