@@ -3,48 +3,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <string>
 #include <unordered_map>
 
 #include "sampling/philox.h"
 
 namespace forge {
-namespace {
-
-Status CheckIds(const char* what, std::span<const int32_t> ids, size_t begin, int32_t n_vocab) {
-  for (size_t i = begin; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] >= n_vocab) {
-      return OutOfRangeError(std::string(what) + "[" + std::to_string(i) +
-                             "]=" + std::to_string(ids[i]) +
-                             ": out of vocabulary (n_vocab=" + std::to_string(n_vocab) + ")");
-    }
-  }
-  return Status::Ok();
-}
-
-}  // namespace
 
 Status SampleRows::Append(const SamplingParams& params, const SampleContext& context,
                           int32_t n_vocab) {
   RETURN_IF_ERROR(params.ValidateForVocab(n_vocab));
-  RETURN_IF_ERROR(CheckIds("eos_ids", context.eos_ids, 0, n_vocab));
-
-  // The penalty window: the last penalty_last_n tokens of prompt + generated.
-  const bool penalize = (params.repetition_penalty != 1.0 || params.presence_penalty != 0.0 ||
-                         params.frequency_penalty != 0.0) &&
-                        params.penalty_last_n != 0;
-  size_t prompt_begin = context.prompt.size(), generated_begin = context.generated.size();
-  if (penalize) {
-    const size_t n_prompt = context.prompt.size();
-    const size_t total = n_prompt + context.generated.size();
-    const size_t last_n = static_cast<size_t>(params.penalty_last_n);
-    const size_t start = (params.penalty_last_n < 0 || last_n >= total) ? 0 : total - last_n;
-    prompt_begin = std::min(start, n_prompt);
-    generated_begin = start > n_prompt ? start - n_prompt : 0;
-    RETURN_IF_ERROR(CheckIds("prompt", context.prompt, prompt_begin, n_vocab));
-    RETURN_IF_ERROR(CheckIds("generated", context.generated, generated_begin, n_vocab));
-  }
+  RETURN_IF_ERROR(CheckTokenIds("eos_ids", context.eos_ids, 0, n_vocab));
+  ASSIGN_OR_RETURN(const PenaltyWindow window, PenaltyWindowOf(params, context, n_vocab));
 
   const int32_t edit_begin = static_cast<int32_t>(edits.size());
   std::unordered_map<int32_t, size_t> index;  // token -> its edit
@@ -58,12 +28,12 @@ Status SampleRows::Append(const SamplingParams& params, const SampleContext& con
     return edits[it->second];
   };
   for (const auto& [token, bias] : params.logit_bias) edit(token).bias = bias;
-  if (penalize) {
+  if (window.active) {
     std::unordered_map<int32_t, int32_t> counts;  // among generated tokens in the window
-    for (size_t i = prompt_begin; i < context.prompt.size(); ++i) {
+    for (size_t i = window.prompt_begin; i < context.prompt.size(); ++i) {
       edit(context.prompt[i]).repetition = params.repetition_penalty;
     }
-    for (size_t i = generated_begin; i < context.generated.size(); ++i) {
+    for (size_t i = window.generated_begin; i < context.generated.size(); ++i) {
       edit(context.generated[i]).repetition = params.repetition_penalty;
       ++counts[context.generated[i]];
     }

@@ -24,17 +24,6 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr int32_t kBucketsPerNat = 32;
 constexpr int32_t kNumBuckets = 2048;
 
-Status CheckIds(const char* what, std::span<const int32_t> ids, size_t begin, int32_t n_vocab) {
-  for (size_t i = begin; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] >= n_vocab) {
-      return OutOfRangeError(std::string(what) + "[" + std::to_string(i) +
-                             "]=" + std::to_string(ids[i]) +
-                             ": out of vocabulary (n_vocab=" + std::to_string(n_vocab) + ")");
-    }
-  }
-  return Status::Ok();
-}
-
 Status CheckLength(std::span<const float> logits, int32_t n_vocab) {
   if (logits.size() != static_cast<size_t>(n_vocab)) {
     return InvalidArgumentError("logits: " + std::to_string(logits.size()) +
@@ -66,6 +55,38 @@ constexpr size_t kRefineAbove = 128;
 
 }  // namespace
 
+Status CheckTokenIds(const char* what, std::span<const int32_t> ids, size_t begin,
+                     int32_t n_vocab) {
+  for (size_t i = begin; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= n_vocab) {
+      return OutOfRangeError(std::string(what) + "[" + std::to_string(i) +
+                             "]=" + std::to_string(ids[i]) +
+                             ": out of vocabulary (n_vocab=" + std::to_string(n_vocab) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<PenaltyWindow> PenaltyWindowOf(const SamplingParams& params, const SampleContext& context,
+                                        int32_t n_vocab) {
+  PenaltyWindow w;
+  w.active = (params.repetition_penalty != 1.0 || params.presence_penalty != 0.0 ||
+              params.frequency_penalty != 0.0) &&
+             params.penalty_last_n != 0;
+  w.prompt_begin = context.prompt.size();
+  w.generated_begin = context.generated.size();
+  if (!w.active) return w;
+  const size_t n_prompt = context.prompt.size();
+  const size_t total = n_prompt + context.generated.size();
+  const size_t last_n = static_cast<size_t>(params.penalty_last_n);
+  const size_t start = (params.penalty_last_n < 0 || last_n >= total) ? 0 : total - last_n;
+  w.prompt_begin = std::min(start, n_prompt);
+  w.generated_begin = start > n_prompt ? start - n_prompt : 0;
+  RETURN_IF_ERROR(CheckTokenIds("prompt", context.prompt, w.prompt_begin, n_vocab));
+  RETURN_IF_ERROR(CheckTokenIds("generated", context.generated, w.generated_begin, n_vocab));
+  return w;
+}
+
 Sampler::Sampler(int32_t n_vocab)
     : n_vocab_(n_vocab),
       logits_(n_vocab),
@@ -84,23 +105,17 @@ Status Sampler::ProcessLogits(const SamplingParams& params, const SampleContext&
                               std::span<float> logits) {
   RETURN_IF_ERROR(params.ValidateForVocab(n_vocab_));
   RETURN_IF_ERROR(CheckLength(logits, n_vocab_));
-  RETURN_IF_ERROR(CheckIds("eos_ids", context.eos_ids, 0, n_vocab_));
+  RETURN_IF_ERROR(CheckTokenIds("eos_ids", context.eos_ids, 0, n_vocab_));
 
   // 1. Logit bias.
   for (const auto& [token, bias] : params.logit_bias) logits[token] += bias;
 
   // 2. Penalties over the window: the last penalty_last_n tokens of prompt + generated.
-  const bool penalize = params.repetition_penalty != 1.0 || params.presence_penalty != 0.0 ||
-                        params.frequency_penalty != 0.0;
-  if (penalize && params.penalty_last_n != 0) {
+  ASSIGN_OR_RETURN(const PenaltyWindow window, PenaltyWindowOf(params, context, n_vocab_));
+  if (window.active) {
     const size_t n_prompt = context.prompt.size();
-    const size_t total = n_prompt + context.generated.size();
-    const size_t last_n = static_cast<size_t>(params.penalty_last_n);
-    const size_t start = (params.penalty_last_n < 0 || last_n >= total) ? 0 : total - last_n;
-    const size_t prompt_begin = std::min(start, n_prompt);
-    const size_t generated_begin = start > n_prompt ? start - n_prompt : 0;
-    RETURN_IF_ERROR(CheckIds("prompt", context.prompt, prompt_begin, n_vocab_));
-    RETURN_IF_ERROR(CheckIds("generated", context.generated, generated_begin, n_vocab_));
+    const size_t prompt_begin = window.prompt_begin;
+    const size_t generated_begin = window.generated_begin;
     auto mark = [this](int32_t token) {
       if (!seen_[token]) {
         seen_[token] = 1;

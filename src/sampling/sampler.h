@@ -23,6 +23,22 @@ struct SampleContext {
   uint64_t position() const { return prompt.size() + generated.size(); }
 };
 
+// The penalty window of a request (SamplingParams::penalty_last_n): the last N tokens of prompt +
+// generated, as prompt[prompt_begin, end) and generated[generated_begin, end). Not active when no
+// penalty is set or N is 0.
+struct PenaltyWindow {
+  bool active = false;
+  size_t prompt_begin = 0;
+  size_t generated_begin = 0;
+};
+
+// The window, its ids checked against the vocabulary (an error names the first bad one).
+StatusOr<PenaltyWindow> PenaltyWindowOf(const SamplingParams& params, const SampleContext& context,
+                                        int32_t n_vocab);
+
+// Every id of ids[begin, end) within [0, n_vocab): "what[i]=id: out of vocabulary (n_vocab=N)".
+Status CheckTokenIds(const char* what, std::span<const int32_t> ids, size_t begin, int32_t n_vocab);
+
 struct TokenLogprob {
   int32_t token = -1;
   double logprob = 0.0;  // natural log

@@ -2,8 +2,8 @@
 // batches of 1 to 128 rows, logits with heavy ties, near-ties a few ulp apart, -inf entries, NaN
 // and +inf, every truncation (top_k, top_p, min_p and their combinations) at several
 // temperatures, logit_bias, penalties and masks as LogitEdits, logprobs with top alternatives,
-// and rows with a stride wider than the vocabulary. The rows and edits are built here from each
-// request's SamplingParams, independently of the engine's builder.
+// and rows with a stride wider than the vocabulary. The rows and edits come from each request's
+// SamplingParams through the engine's builder (engine/sample_rows.h).
 #include "backend/cuda/sample/sample_cuda.h"
 
 #include <gtest/gtest.h>
@@ -13,14 +13,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <map>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "backend/cuda/device.h"
-#include "sampling/philox.h"
+#include "engine/sample_rows.h"
 #include "sampling/sampler.h"
 #include "support/test_env.h"
 
@@ -183,62 +182,6 @@ Request MakeRequest(int r, int n, std::mt19937& rng, Kind kind) {
   return q;
 }
 
-// The row and edits for a request, following backend/cpu/sample/sample.h.
-SampleRow BuildRow(const Request& q, int32_t n, std::vector<LogitEdit>& edits) {
-  const SamplingParams& p = q.params;
-  std::map<int32_t, LogitEdit> by_token;
-  auto edit = [&](int32_t token) -> LogitEdit& {
-    LogitEdit& e = by_token[token];
-    e.token = token;
-    return e;
-  };
-  for (const auto& [token, bias] : p.logit_bias) edit(token).bias = bias;
-  const bool penalize =
-      (p.repetition_penalty != 1.0 || p.presence_penalty != 0.0 || p.frequency_penalty != 0.0) &&
-      p.penalty_last_n != 0;
-  if (penalize) {
-    const size_t total = q.prompt.size() + q.generated.size();
-    const size_t start = p.penalty_last_n < 0 || static_cast<size_t>(p.penalty_last_n) >= total
-                             ? 0
-                             : total - static_cast<size_t>(p.penalty_last_n);
-    std::map<int32_t, int32_t> counts;
-    for (size_t i = start; i < total; ++i) {
-      const bool generated = i >= q.prompt.size();
-      const int32_t token = generated ? q.generated[i - q.prompt.size()] : q.prompt[i];
-      edit(token).repetition = p.repetition_penalty;
-      if (generated) ++counts[token];
-    }
-    for (const auto& [token, count] : counts) {
-      edit(token).subtract = p.presence_penalty + p.frequency_penalty * count;
-    }
-  }
-  const bool before_min = q.generated.size() < static_cast<size_t>(p.min_tokens);
-  if (before_min || p.ignore_eos) {
-    for (int32_t token : q.eos) edit(token).mask = 1;
-  }
-  if (before_min) {
-    for (int32_t token : p.stop_token_ids) edit(token).mask = 1;
-  }
-  SampleRow row;
-  row.edit_begin = static_cast<int32_t>(edits.size());
-  for (const auto& [token, e] : by_token) edits.push_back(e);
-  row.edit_end = static_cast<int32_t>(edits.size());
-  row.greedy = p.greedy() ? 1 : 0;
-  if (!p.greedy()) {
-    row.top_k = p.top_k > 0 && p.top_k < n ? p.top_k : 0;
-    row.temperature = p.temperature;
-    row.top_p = p.top_p;
-    row.min_p = p.min_p;
-    row.min_p_offset = p.min_p > 0.0 ? p.temperature * std::log(p.min_p) : 0.0;
-    row.inv_t = static_cast<float>(1.0 / p.temperature);
-    const SampleContext c = q.Context();
-    row.u = SamplingUniform(p.seed.value_or(0), c.request_id, c.position());
-  }
-  row.logprobs = p.logprobs ? 1 : 0;
-  row.top_logprobs = p.logprobs ? p.top_logprobs : 0;
-  return row;
-}
-
 bool SameFloat(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
 
 struct Batch {
@@ -261,9 +204,15 @@ void RunAndCompare(const Batch& b, Counts* counts = nullptr) {
   const int64_t rows = static_cast<int64_t>(b.requests.size());
   const int64_t stride = b.RowStride();
   ASSERT_EQ(b.logits.size(), static_cast<size_t>(rows * stride));
-  std::vector<LogitEdit> edits;
-  std::vector<SampleRow> sample_rows;
-  for (const Request& q : b.requests) sample_rows.push_back(BuildRow(q, n, edits));
+  // The rows and edits as the engine builds them (engine/sample_rows.h; EngineSamplingTest checks
+  // that builder against the Sampler's own processing).
+  SampleRows built;
+  for (const Request& q : b.requests) {
+    const Status st = built.Append(q.params, q.Context(), n);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+  }
+  const std::vector<LogitEdit>& edits = built.edits;
+  const std::vector<SampleRow>& sample_rows = built.rows;
 
   const size_t logit_bytes = b.logits.size() * sizeof(float);
   const size_t row_bytes = sample_rows.size() * sizeof(SampleRow);
