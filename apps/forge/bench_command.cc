@@ -109,9 +109,11 @@ StatusOr<Floors> MeasureFloors(Backend& backend) {
   return f;
 }
 
+// The model on its backend, and that backend's floors measured now.
 struct Loaded {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Model> model;
+  Floors floors;
 };
 
 StatusOr<Loaded> LoadModel(const std::string& path, const std::string& device,
@@ -120,6 +122,7 @@ StatusOr<Loaded> LoadModel(const std::string& path, const std::string& device,
   ASSIGN_OR_RETURN(l.backend, CreateBackend(device));
   ASSIGN_OR_RETURN(l.model, Model::Load(path, l.backend.get(), StderrProgressBar("loading"),
                                         ToModelOptions(flags)));
+  ASSIGN_OR_RETURN(l.floors, MeasureFloors(*l.backend));
   return l;
 }
 
@@ -166,14 +169,10 @@ int RunModel(const ModelArgs& a) {
     return 1;
   }
   Model& model = *loaded->model;
-  auto floors = MeasureFloors(model.backend());
-  if (!floors.ok()) {
-    std::fprintf(stderr, "forge bench: %s\n", floors.status().ToString().c_str());
-    return 1;
-  }
+  const Floors& floors = loaded->floors;
   ModelBenchOptions o;
-  o.copy_bytes_per_s = floors->copy_bytes_per_s;
-  o.flops_per_s = floors->flops_per_s;
+  o.copy_bytes_per_s = floors.copy_bytes_per_s;
+  o.flops_per_s = floors.flops_per_s;
   o.pp_tokens = a.pp;
   o.tg_tokens = a.tg;
   o.repetitions = a.reps;
@@ -183,7 +182,7 @@ int RunModel(const ModelArgs& a) {
     return 1;
   }
   const ModelConfig& c = model.config();
-  const int threads = floors->threads;
+  const int threads = floors.threads;
   const int pp = a.pp, tg = a.tg;
   std::printf("model: %s (%s)\n", a.path.c_str(), c.Summary().c_str());
   std::printf(
@@ -231,18 +230,14 @@ int RunBatched(const ModelArgs& a) {
     return 1;
   }
   Model& model = *loaded->model;
-  auto floors = MeasureFloors(model.backend());
-  if (!floors.ok()) {
-    std::fprintf(stderr, "forge bench: %s\n", floors.status().ToString().c_str());
-    return 1;
-  }
+  const Floors& floors = loaded->floors;
   BatchedBenchOptions o;
   o.n_seqs = a.seqs;
   o.pp_tokens = a.pp;
   o.tg_tokens = a.tg;
   o.prefill_chunk_tokens = a.prefill_chunk;
-  o.copy_bytes_per_s = floors->copy_bytes_per_s;
-  o.flops_per_s = floors->flops_per_s;
+  o.copy_bytes_per_s = floors.copy_bytes_per_s;
+  o.flops_per_s = floors.flops_per_s;
   auto r = RunBatchedBench(model, o);
   if (!r.ok()) {
     std::fprintf(stderr, "forge bench: %s\n", r.status().ToString().c_str());
@@ -308,7 +303,7 @@ int RunBatched(const ModelArgs& a) {
                         {"backend", r->backend},
                         {"dtype", DTypeName(r->dtype)},
                         {"graphs", !a.flags.no_graphs},
-                        {"threads", floors->threads},
+                        {"threads", floors.threads},
                         {"copy_bytes_per_s", o.copy_bytes_per_s},
                         {"flops_per_s", o.flops_per_s},
                         {"pp_tokens", o.pp_tokens},

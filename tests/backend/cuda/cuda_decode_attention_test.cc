@@ -13,28 +13,16 @@
 #include "backend/cuda/attention/attention_decode_cuda.h"
 #include "backend/cuda/cuda_backend.h"
 #include "base/half.h"
+#include "support/half_data.h"
 #include "support/op_harness.h"
 #include "support/test_env.h"
 
 namespace forge {
 namespace {
 
-std::vector<float> Rounded(std::vector<float> v, DType t) {
-  for (float& x : v) x = t == DType::kF16 ? F16ToF32(F32ToF16(x)) : BF16ToF32(F32ToBF16(x));
-  return v;
-}
-
-std::vector<uint16_t> Bits(const std::vector<float>& v, DType t) {
-  std::vector<uint16_t> b(v.size());
-  for (size_t i = 0; i < v.size(); ++i) b[i] = t == DType::kF16 ? F32ToF16(v[i]) : F32ToBF16(v[i]);
-  return b;
-}
-
-std::vector<float> Floats(const std::vector<uint16_t>& b, DType t) {
-  std::vector<float> v(b.size());
-  for (size_t i = 0; i < b.size(); ++i) v[i] = t == DType::kF16 ? F16ToF32(b[i]) : BF16ToF32(b[i]);
-  return v;
-}
+using testing::Bits;
+using testing::Floats;
+using testing::Rounded;
 
 struct Shape {
   int64_t H, KV, D;
@@ -67,14 +55,7 @@ Batch MakeBatch(std::vector<int64_t> lens, Shape shape, DType t, bool q_f32, int
   }
   b.width = std::max<int64_t>(b.width, 1);
   b.num_blocks = blocks + 5;
-  std::vector<int32_t> ids(b.num_blocks);
-  std::iota(ids.begin(), ids.end(), 0);
-  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(seed));
-  b.tables.assign(b.n() * b.width, -1);
-  int64_t next = 0;
-  for (int64_t s = 0; s < b.n(); ++s) {
-    for (int64_t k = 0; k < (b.lens[s] + bs - 1) / bs; ++k) b.tables[s * b.width + k] = ids[next++];
-  }
+  b.tables = testing::ShuffledBlockTables(b.lens, bs, b.width, b.num_blocks, seed);
   const int64_t cache_n = b.num_blocks * bs * shape.KV * shape.D;
   b.kc = Rounded(testing::RandomVector(cache_n, seed + 1), t);
   b.vc = Rounded(testing::RandomVector(cache_n, seed + 2), t);

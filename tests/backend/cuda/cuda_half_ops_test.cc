@@ -10,6 +10,7 @@
 #include "backend/cuda/attention/attention_prefill_cuda.h"
 #include "backend/cuda/cuda_backend.h"
 #include "base/half.h"
+#include "support/half_data.h"
 #include "support/op_harness.h"
 #include "support/test_env.h"
 
@@ -21,16 +22,9 @@ using testing::RandomVector;
 constexpr int64_t kGuard = 16;
 constexpr double kHalfBound = 1e-2;
 
-uint16_t ToBits(float f, DType t) { return t == DType::kF16 ? F32ToF16(f) : F32ToBF16(f); }
-float FromBits(uint16_t b, DType t) { return t == DType::kF16 ? F16ToF32(b) : BF16ToF32(b); }
-
-// Values as the dtype holds them (F32 unchanged).
-std::vector<float> Rounded(std::vector<float> v, DType t) {
-  if (t != DType::kF32) {
-    for (float& x : v) x = FromBits(ToBits(x, t), t);
-  }
-  return v;
-}
+using testing::FromBits;
+using testing::Rounded;
+using testing::ToBits;
 
 // Device buffers of any dtype with guard elements after the data.
 class Dev {

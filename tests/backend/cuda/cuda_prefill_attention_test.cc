@@ -16,6 +16,7 @@
 #include "backend/cuda/attention/attention_prefill_cuda.h"
 #include "backend/cuda/cuda_backend.h"
 #include "base/half.h"
+#include "support/half_data.h"
 #include "support/op_harness.h"
 #include "support/test_env.h"
 
@@ -24,13 +25,9 @@ namespace {
 
 constexpr double kHalfBound = 1e-2;
 
-uint16_t ToBits(float f, DType t) { return t == DType::kF16 ? F32ToF16(f) : F32ToBF16(f); }
-float FromBits(uint16_t b, DType t) { return t == DType::kF16 ? F16ToF32(b) : BF16ToF32(b); }
-
-std::vector<float> Rounded(std::vector<float> v, DType t) {
-  for (float& x : v) x = FromBits(ToBits(x, t), t);
-  return v;
-}
+using testing::FromBits;
+using testing::Rounded;
+using testing::ToBits;
 
 struct Shape {
   int64_t H, KV, D;
@@ -74,14 +71,7 @@ Batch MakeBatch(std::vector<Seq> seqs, Shape shape, DType t, bool q_f32, int64_t
   }
   b.tokens = b.cu.back();
   b.num_blocks = blocks + 7;
-  std::vector<int32_t> ids(b.num_blocks);
-  std::iota(ids.begin(), ids.end(), 0);
-  std::shuffle(ids.begin(), ids.end(), std::mt19937_64(seed));
-  b.tables.assign(b.n() * b.width, -1);
-  int64_t next = 0;
-  for (int64_t s = 0; s < b.n(); ++s) {
-    for (int64_t k = 0; k < (b.lens[s] + bs - 1) / bs; ++k) b.tables[s * b.width + k] = ids[next++];
-  }
+  b.tables = testing::ShuffledBlockTables(b.lens, bs, b.width, b.num_blocks, seed);
   const int64_t cache_n = b.num_blocks * bs * shape.KV * shape.D;
   b.kc = Rounded(testing::RandomVector(cache_n, seed + 1), t);
   b.vc = Rounded(testing::RandomVector(cache_n, seed + 2), t);
