@@ -1,5 +1,8 @@
 // CudaBackend: ops map to the *_cuda launchers on the backend's stream; matmuls are cuBLAS
 // GEMMs with F32 accumulation (F16/BF16 on tensor cores, F32 without TF32 for validation).
+// Weights in the ten block formats (Q4_0 .. Q6_K) stay in device memory as stored: a few
+// activation rows go through the quantized GEMV, more through slabs of rows dequantized into a
+// fixed scratch buffer and a cuBLAS GEMM; embedding rows are dequantized as they are gathered.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -10,7 +13,10 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
+#include "backend/cuda/matmul/block_decode.cuh"
+#include "backend/cuda/matmul/dequantize_cuda.h"
 #include "backend/cuda/matmul/gemv_cuda.h"
+#include "backend/cuda/matmul/gemv_quant_cuda.h"
 #include "backend/cuda/ops_cuda.h"
 #include "backend/cuda/sample/sample_cuda.h"
 #include "base/thread_pool.h"
@@ -20,6 +26,11 @@ namespace forge {
 namespace {
 
 constexpr size_t kCublasWorkspace = 32 << 20;
+// Dequantized weight slabs for matmuls of more rows than the quantized GEMV takes.
+constexpr size_t kDequantScratch = size_t{64} << 20;
+
+// Weights kept in their stored blocks on the device (the quantized kernels read them as is).
+bool KeptQuantized(GgmlType t) { return cuda::qd::IsQuantFormat(t); }
 
 class DeviceBuffer : public BackendBuffer {
  public:
@@ -91,6 +102,7 @@ class CudaBackend : public Backend {
     ASSIGN_OR_RETURN(cublas_ws_, Alloc(kCublasWorkspace));
     CUBLAS_RETURN_IF_ERROR(cublasSetWorkspace(cublas_, cublas_ws_->data(), kCublasWorkspace));
     ASSIGN_OR_RETURN(attn_ws_, Alloc(cuda::kAttentionWorkspaceBytes));  // split-KV decode partials
+    ASSIGN_OR_RETURN(dq_ws_, Alloc(kDequantScratch));
     return Status::Ok();
   }
   std::string name() const override { return "cuda"; }
@@ -147,6 +159,7 @@ class CudaBackend : public Backend {
   }
 
   int64_t PreparedWeightBytes(const WeightView& host, DType act) const override {
+    if (KeptQuantized(host.type)) return host.rows * host.row_bytes;
     return host.rows * host.cols * static_cast<int64_t>(DTypeSize(act));
   }
 
@@ -165,6 +178,7 @@ class CudaBackend : public Backend {
       rows += w.rows;
     }
     const int64_t cols = parts[0].cols;
+    if (KeptQuantized(parts[0].type)) return UploadStored(parts, rows);
     ASSIGN_OR_RETURN(auto buf, Alloc(static_cast<size_t>(rows * cols * es)));
     char* dst = static_cast<char*>(buf->data());
     for (const WeightView& w : parts) {
@@ -175,6 +189,29 @@ class CudaBackend : public Backend {
                           : act == DType::kF16 ? GgmlType::kF16
                                                : GgmlType::kBF16;
     WeightView d{type, rows, cols, cols * es, static_cast<const uint8_t*>(buf->data())};
+    owned_.push_back(std::move(buf));
+    return d;
+  }
+
+  // Quantized weights as stored, parts stacked by rows (all of one type and row length).
+  StatusOr<WeightView> UploadStored(const std::vector<WeightView>& parts, int64_t rows) {
+    const WeightView& first = parts[0];
+    for (const WeightView& w : parts) {
+      if (w.type != first.type || w.row_bytes != first.row_bytes) {
+        return InvalidArgumentError("stacked weights: " + std::string(TypeName(w.type)) +
+                                    " with " + std::string(TypeName(first.type)));
+      }
+    }
+    ASSIGN_OR_RETURN(auto buf, Alloc(static_cast<size_t>(rows * first.row_bytes)));
+    char* dst = static_cast<char*>(buf->data());
+    for (const WeightView& w : parts) {
+      RETURN_IF_ERROR(Upload(dst, w.data, static_cast<size_t>(w.bytes())));
+      dst += w.bytes();
+    }
+    RETURN_IF_ERROR(Synchronize());  // the host views may be unmapped after the load
+    WeightView d = first;
+    d.rows = rows;
+    d.data = static_cast<const uint8_t*>(buf->data());
     owned_.push_back(std::move(buf));
     return d;
   }
@@ -235,7 +272,14 @@ class CudaBackend : public Backend {
     return p;
   }
 
-  Status Embedding(const EmbeddingParams& p) override { return cuda::embedding_cuda(p, stream_); }
+  Status Embedding(const EmbeddingParams& p) override {
+    if (KeptQuantized(p.table.type)) {
+      return cuda::dequantize_gather_rows_cuda(p.table.data, p.table.type, p.table.cols,
+                                               p.table.rows, p.ids, p.n_tokens, p.out,
+                                               DType::kF32, stream_);
+    }
+    return cuda::embedding_cuda(p, stream_);
+  }
   Status RmsNorm(const RmsNormParams& p) override { return cuda::rmsnorm_cuda(p, stream_); }
   Status AddRmsNorm(const AddRmsNormParams& p) override {
     return cuda::add_rmsnorm_cuda(p, stream_);
@@ -256,6 +300,7 @@ class CudaBackend : public Backend {
   Status Sample(const SampleParams& p) override { return cuda::sample_cuda(p, stream_); }
 
   Status Matmul(const MatmulParams& p) override {
+    if (KeptQuantized(p.w.type)) return QuantMatmul(p);
     DType wt;
     if (p.w.type == GgmlType::kF32) {
       wt = DType::kF32;
@@ -274,31 +319,69 @@ class CudaBackend : public Backend {
     if (p.m == 0) return Status::Ok();
     // A few rows (decode): stream the weights once with the GEMV kernel; else a cuBLAS GEMM.
     if (cuda::GemvApplies(p, wt)) return cuda::gemv_cuda(p, wt, stream_);
-    const int64_t k = p.w.cols, n = p.w.rows;
     const int64_t es = static_cast<int64_t>(DTypeSize(wt));
-    const int64_t xs = p.x_stride ? p.x_stride : k;
-    const int64_t os = p.out_stride ? p.out_stride : n;
-    const float alpha = 1.0f, beta = 0.0f;
-    // F32 stays F32 (no TF32): the validation path. Halves run on tensor cores, F32 sums.
-    const cublasComputeType_t compute =
-        wt == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
-    // Row-major out[m, n] = x[m, k] W[n, k]^T is column-major out^T = W^T(k x n)^T x^T.
-    CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
-        cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(p.m),
-        static_cast<int>(k), &alpha, p.w.data, CudaType(wt), static_cast<int>(p.w.row_bytes / es),
-        p.x, CudaType(p.x_type), static_cast<int>(xs), &beta, p.out, CudaType(p.out_type),
-        static_cast<int>(os), compute, CUBLAS_GEMM_DEFAULT));
-    if (p.bias != nullptr) {
-      return cuda::add_bias_cuda(p.out, p.out_type, p.bias, p.m, n, os, stream_);
-    }
-    return Status::Ok();
+    RETURN_IF_ERROR(Gemm(p, p.w.data, wt, p.w.row_bytes / es, p.w.rows, p.out));
+    return Bias(p);
   }
 
  private:
+  // Row-major out[m, n] = x[m, k] W[n, k]^T for n weight rows at w (leading dimension ldw, type
+  // wt), written at `out` with p's stride; no bias. F32 stays F32 (no TF32: the validation
+  // path); halves run on tensor cores with F32 sums.
+  Status Gemm(const MatmulParams& p, const void* w, DType wt, int64_t ldw, int64_t n, void* out) {
+    const int64_t k = p.w.cols;
+    const int64_t xs = p.x_stride ? p.x_stride : k;
+    const int64_t os = p.out_stride ? p.out_stride : p.w.rows;
+    const float alpha = 1.0f, beta = 0.0f;
+    const cublasComputeType_t compute =
+        wt == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
+    // Row-major out = x W^T is column-major out^T = W^T(k x n)^T x^T.
+    CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
+        cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(p.m),
+        static_cast<int>(k), &alpha, w, CudaType(wt), static_cast<int>(ldw), p.x,
+        CudaType(p.x_type), static_cast<int>(xs), &beta, out, CudaType(p.out_type),
+        static_cast<int>(os), compute, CUBLAS_GEMM_DEFAULT));
+    return Status::Ok();
+  }
+  Status Bias(const MatmulParams& p) {
+    if (p.bias == nullptr) return Status::Ok();
+    const int64_t os = p.out_stride ? p.out_stride : p.w.rows;
+    return cuda::add_bias_cuda(p.out, p.out_type, p.bias, p.m, p.w.rows, os, stream_);
+  }
+
+  // Weights in stored blocks: the quantized GEMV for a few rows; else slabs of weight rows are
+  // dequantized to the activation type in the scratch buffer, each followed by its GEMM.
+  Status QuantMatmul(const MatmulParams& p) {
+    if (p.m == 0) return Status::Ok();
+    if (cuda::GemvQuantApplies(p)) return cuda::gemv_quant_cuda(p, stream_);
+    const DType wt = p.x_type;
+    if (p.out_type != wt && p.out_type != DType::kF32) {
+      return InvalidArgumentError(std::string("cuda matmul: output ") + DTypeName(p.out_type) +
+                                  " from " + DTypeName(p.x_type) + " inputs");
+    }
+    const int64_t k = p.w.cols;
+    const int64_t es = static_cast<int64_t>(DTypeSize(wt));
+    const int64_t slab =
+        std::min<int64_t>(p.w.rows, static_cast<int64_t>(dq_ws_->size()) / (k * es));
+    if (slab < 1) {
+      return InvalidArgumentError("cuda matmul: rows of " + std::to_string(k) +
+                                  " elements exceed the dequantization scratch");
+    }
+    const int64_t oes = static_cast<int64_t>(DTypeSize(p.out_type));
+    for (int64_t r = 0; r < p.w.rows; r += slab) {
+      const int64_t n = std::min(slab, p.w.rows - r);
+      RETURN_IF_ERROR(
+          cuda::dequantize_rows_cuda(p.w.row(r), p.w.type, n, k, dq_ws_->data(), wt, stream_));
+      RETURN_IF_ERROR(Gemm(p, dq_ws_->data(), wt, k, n, static_cast<char*>(p.out) + r * oes));
+    }
+    return Bias(p);
+  }
+
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<BackendBuffer> cublas_ws_;
   std::unique_ptr<BackendBuffer> attn_ws_;
+  std::unique_ptr<BackendBuffer> dq_ws_;  // kDequantScratch
   std::vector<std::unique_ptr<BackendBuffer>> owned_;  // prepared weights
 };
 
