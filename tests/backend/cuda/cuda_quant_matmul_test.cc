@@ -17,6 +17,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/matmul/dequantize_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_cuda.h"
+#include "backend/cuda/matmul/gemv_quant_reg.h"
 #include "backend/cuda/quant_test_data.h"
 #include "base/half.h"
 #include "support/op_harness.h"
@@ -394,6 +395,39 @@ TEST_P(CudaQuantMatmulTest, PrefillPathMatchesReference) {
       }
     }
   }
+}
+
+// Which decode matmuls take the register-decoding kernel (so that the Q4_K / Q5_K cases above,
+// F16 x with m <= 8, run it, and the rest the staged kernel): no GPU needed.
+TEST(GemvQuantRegDispatchTest, AlignedKQuantsWithF16ActivationsAndUpTo8Rows) {
+  alignas(16) static uint8_t w[4 * 176 * 2], x[2 * 512 * 4], out[16 * 4 * 4];
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K}) {
+    SCOPED_TRACE(TypeName(t));
+    const int64_t rb = t == GgmlType::kQ4_K ? 2 * 144 : 2 * 176;
+    MatmulParams p{x, 0, WeightView{t, 4, 512, rb, w}, nullptr, out, 0, 1};
+    p.x_type = DType::kF16;
+    for (int64_t m : {1, 2, 3, 8}) {
+      p.m = m;
+      EXPECT_TRUE(cuda::GemvQuantRegApplies(p)) << m;
+    }
+    p.m = 9;
+    EXPECT_FALSE(cuda::GemvQuantRegApplies(p)) << "9 rows";
+    p.m = 1;
+    p.x_type = DType::kF32;
+    EXPECT_FALSE(cuda::GemvQuantRegApplies(p)) << "F32 x";
+    p.x_type = DType::kF16;
+    p.out_type = DType::kBF16;
+    EXPECT_FALSE(cuda::GemvQuantRegApplies(p)) << "BF16 out";
+    p.out_type = DType::kF32;
+    p.w.data = w + 2;
+    EXPECT_FALSE(cuda::GemvQuantRegApplies(p)) << "unaligned weights";
+    p.w.data = w;
+    p.x = x + 2;
+    EXPECT_FALSE(cuda::GemvQuantRegApplies(p)) << "unaligned x";
+  }
+  MatmulParams q{x, 0, WeightView{GgmlType::kQ6_K, 4, 512, 2 * 210, w}, nullptr, out, 0, 1};
+  q.x_type = DType::kF16;
+  EXPECT_FALSE(cuda::GemvQuantRegApplies(q)) << "Q6_K blocks are not 16-byte aligned";
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryFormat, CudaQuantMatmulTest,

@@ -7,6 +7,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/matmul/block_decode.cuh"
 #include "backend/cuda/matmul/gemv_quant_internal.h"
+#include "backend/cuda/matmul/gemv_quant_reg.h"
 
 namespace forge::cuda {
 namespace {
@@ -71,6 +72,8 @@ Status gemv_quant_cuda(const MatmulParams& p, cudaStream_t stream) {
         ", " + std::to_string(p.w.cols) + "] with m=" + std::to_string(p.m) +
         " is outside the quantized GEMV (formats, 1 <= m <= 16, layout and alignment)");
   }
+  // Blocks that are 16-byte aligned, F16 activations: decoded in registers, no staging.
+  if (GemvQuantRegApplies(p)) return gemv_quant_reg_cuda(p, stream);
   const GgmlType type = p.w.type;
   const int64_t k = p.w.cols, n = p.w.rows;
   gq::Args a;

@@ -1,0 +1,372 @@
+// gemv_quant_reg_cuda (design in gemv_quant_reg.h): Q4_K / Q5_K super-blocks decoded in
+// registers from 16-byte loads into tensor-core fragments.
+//
+// Super-block (256 elements): header d, dmin (F16), scales[12] (8 six-bit scales and mins), then
+// (Q5_K) qh[32], then qs[128]. Element 64j + 32h + l (j < 4, h < 2, l < 32) is nibble h of
+// qs[32j + l] (plus bit 2j + h of qh[l] as its fifth bit), in sub-block 2j + h.
+// Lane (g, t) of a warp handles rows g and g + 8 of its 16-row group and, per super-block, quant
+// chunks c = 0, 1: qs bytes [64c + 16t, 64c + 16t + 16), i.e. group j = 2c + t / 2 and l in
+// [16 (t & 1), 16 (t & 1) + 16). MMA step s = 8c + 2i + h takes word i (bytes 4i .. 4i + 3) of
+// chunk c, nibble h: A k-slots 2t, 2t + 1 hold bytes 4i, 4i + 2 and slots 2t + 8, 2t + 9 bytes
+// 4i + 1, 4i + 3; the B fragment holds the activations of those same elements.
+#include "backend/cuda/matmul/gemv_quant_reg.h"
+
+#include <cuda_fp16.h>
+
+#include <atomic>
+#include <string>
+
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/matmul/gemv_quant_device.cuh"
+#include "backend/cuda/pdl.cuh"
+
+namespace forge::cuda {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kSbElems = 256;
+
+struct RegArgs {
+  const uint8_t* w = nullptr;
+  int64_t row_bytes = 0;
+  int64_t n = 0;
+  int sbs = 0;  // super-blocks per row
+  const __half* x = nullptr;
+  int64_t x_stride = 0;
+  const float* bias = nullptr;
+  void* out = nullptr;
+  int64_t out_stride = 0;
+  int m = 0;
+  bool out_f32 = true;
+  int ks = 1;  // warps of a CTA splitting k
+};
+
+// (a & b) | c
+__device__ __forceinline__ uint32_t AndOr(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+__device__ __forceinline__ uint32_t Prmt(uint32_t a, uint32_t b, uint32_t sel) {
+  return __byte_perm(a, b, sel);
+}
+
+// x << s for s >= 0, x >> -s otherwise.
+__device__ __forceinline__ uint32_t Shift(uint32_t x, int s) { return s >= 0 ? x << s : x >> -s; }
+
+constexpr uint32_t kMagic = 0x64006400u;  // half2(1024, 1024)
+
+template <bool kFive>
+struct Q45K {
+  static constexpr int kBytes = kFive ? 176 : 144;
+  static constexpr int kQs = kFive ? 48 : 16;
+  static constexpr int kPerRow = kFive ? 4 : 3;  // 16-byte loads a lane makes per row
+  static constexpr int kSlots = 2 * kPerRow;     // ... for its two rows
+  static constexpr int kStages = kFive ? 3 : 4;  // super-blocks in flight per warp
+  static constexpr int kWarpBytes = kStages * kSlots * 32 * 16;
+  static constexpr int kSmem = kWarps * kWarpBytes;  // two CTAs per SM
+};
+
+// Copies this lane's 16-byte pieces of super-block `sb` of its rows (header, (qh,) quant chunks
+// 0 and 1 of row g, then of row g + 8) into its own slots of a stage: slot j of lane l at
+// stage[32 j + l]. Rows past n are zero-filled, never read.
+template <bool kFive>
+__device__ __forceinline__ void IssueSb(uint32_t stage, const uint8_t* const (&rows)[2],
+                                        const bool (&ok)[2], int64_t sb, int t, int lane) {
+  using F = Q45K<kFive>;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const uint8_t* b = rows[h] + sb * F::kBytes;
+    const int n = ok[h] ? 16 : 0;
+    const uint32_t dst = stage + (h * F::kPerRow * 32 + lane) * 16;
+    gq::CpAsync16(dst, b, n);
+    if constexpr (kFive) gq::CpAsync16(dst + 32 * 16, b + 16 + 16 * (t & 1), n);
+    gq::CpAsync16(dst + (F::kPerRow - 2) * 32 * 16, b + F::kQs + 16 * t, n);
+    gq::CpAsync16(dst + (F::kPerRow - 1) * 32 * 16, b + F::kQs + 64 + 16 * t, n);
+  }
+}
+
+// Per row and chunk: the f16x2 constants that turn (1024 + q) and (1024 + 16 q) into q * sc, and
+// the minimum as an A value.
+struct ChunkScales {
+  uint32_t s_lo, o_lo, s_hi, o_hi, m_lo, m_hi;
+};
+
+// Scales and mins of sub-blocks 2j, 2j + 1 (j = 2c + t / 2) from the packed 12 bytes (header
+// words y, z, w).
+__device__ __forceinline__ ChunkScales ScalesOf(const uint4& hdr, int c, int t) {
+  uint32_t sc4, mn4;
+  if (c == 0) {  // sub-blocks 0..3: low 6 bits of scales[0..3], scales[4..7]
+    sc4 = hdr.y & 0x3F3F3F3Fu;
+    mn4 = hdr.z & 0x3F3F3F3Fu;
+  } else {  // 4..7: low nibbles of scales[8..11] and top two bits of scales[0..3] / [4..7]
+    sc4 = (hdr.w & 0x0F0F0F0Fu) | ((hdr.y >> 2) & 0x30303030u);
+    mn4 = ((hdr.w >> 4) & 0x0F0F0F0Fu) | ((hdr.z >> 2) & 0x30303030u);
+  }
+  const uint32_t b0 = 2 * (t >> 1), b1 = b0 + 1;  // bytes of sub-blocks 2j (h = 0), 2j + 1
+  const uint32_t sel0 = b0 | 0x4040u | (b0 << 8), sel1 = b1 | 0x4040u | (b1 << 8);
+  // byte_perm with 0x64 bytes above: half2(1024 + v, 1024 + v); minus 1024: (v, v) exactly.
+  const uint32_t s0 = gq::Hadd2(Prmt(sc4, 0x64646464u, sel0), 0xE400E400u);
+  const uint32_t s1 = gq::Hadd2(Prmt(sc4, 0x64646464u, sel1), 0xE400E400u);
+  ChunkScales r;
+  r.s_lo = s0;
+  r.o_lo = gq::Hmul2(s0, 0xE400E400u);       // -1024 sc
+  r.s_hi = gq::Hmul2(s1, 0x2C002C00u);       // sc / 16
+  r.o_hi = gq::Hmul2(s1, 0xD400D400u);       // -64 sc
+  r.m_lo = gq::Hadd2(Prmt(mn4, 0x64646464u, sel0), 0xE400E400u);
+  r.m_hi = gq::Hadd2(Prmt(mn4, 0x64646464u, sel1), 0xE400E400u);
+  return r;
+}
+
+// A values of word `w` (bytes 4i..4i+3 of a chunk): lo = nibble 0 of bytes (0, 2) and (1, 3),
+// hi = nibble 1 of them; qh5: the matching qh word (Q5_K), shifted per sub-block.
+template <bool kFive>
+__device__ __forceinline__ void DecodeWord(uint32_t w, uint32_t qh, int bit_lo, const ChunkScales& s,
+                                           uint32_t* lo02, uint32_t* lo13, uint32_t* hi02,
+                                           uint32_t* hi13) {
+  const uint32_t w8 = w >> 8;
+  uint32_t ml02 = kMagic, ml13 = kMagic, mh02 = kMagic, mh13 = kMagic;
+  if constexpr (kFive) {
+    // Fifth bit (bit bit_lo of the qh byte for nibble 0, bit_lo + 1 for nibble 1) to bit 4 of
+    // each half (nibble 0: 1024 + q) or bit 8 (nibble 1: 1024 + 16 q).
+    const uint32_t q8 = qh >> 8;
+    ml02 = AndOr(Shift(qh, 4 - bit_lo), 0x00100010u, kMagic);
+    ml13 = AndOr(Shift(q8, 4 - bit_lo), 0x00100010u, kMagic);
+    mh02 = AndOr(Shift(qh, 7 - bit_lo), 0x01000100u, kMagic);
+    mh13 = AndOr(Shift(q8, 7 - bit_lo), 0x01000100u, kMagic);
+  }
+  *lo02 = gq::Hfma2(AndOr(w, 0x000F000Fu, ml02), s.s_lo, s.o_lo);
+  *lo13 = gq::Hfma2(AndOr(w8, 0x000F000Fu, ml13), s.s_lo, s.o_lo);
+  *hi02 = gq::Hfma2(AndOr(w, 0x00F000F0u, mh02), s.s_hi, s.o_hi);
+  *hi13 = gq::Hfma2(AndOr(w8, 0x00F000F0u, mh13), s.s_hi, s.o_hi);
+}
+
+__device__ __forceinline__ uint32_t Word(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+// Grid: ceil(n / (16 * 8 / ks)) CTAs of 8 warps; warp w takes row group w / ks and super-blocks
+// w % ks, w % ks + ks, ... (ks = 1, 2, 4 or 8 warps split k).
+template <bool kFive>
+__global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegArgs a) {
+  using F = Q45K<kFive>;
+  extern __shared__ __align__(16) uint4 smem[];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int ks = a.ks, kw = warp % ks;
+  const int64_t group0 = static_cast<int64_t>(blockIdx.x) * (kWarps / ks) * 16 + (warp / ks) * 16;
+  const uint8_t* rows[2];
+  bool ok[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int64_t row = group0 + g + 8 * h;
+    ok[h] = row < a.n;
+    rows[h] = a.w + (ok[h] ? row : 0) * a.row_bytes;
+  }
+  const uint32_t ring = static_cast<uint32_t>(__cvta_generic_to_shared(smem)) + warp * F::kWarpBytes;
+  constexpr int kStageBytes = F::kSlots * 32 * 16;
+  const int count = kw < a.sbs ? (a.sbs - kw + ks - 1) / ks : 0;  // this warp's super-blocks
+  // The first stages' weights depend on no earlier kernel: in flight before waiting.
+#pragma unroll
+  for (int s = 0; s < F::kStages - 1; ++s) {
+    if (s < count) IssueSb<kFive>(ring + s * kStageBytes, rows, ok, kw + static_cast<int64_t>(s) * ks, t, lane);
+    gq::CpAsyncCommit();
+  }
+  PdlWait();
+  PdlLaunchDependents();
+  float acc[4] = {};
+  const bool xon = g < a.m;
+  const __half* xrow = a.x + (xon ? g : 0) * a.x_stride + 16 * (t & 1) + 64 * (t >> 1);
+  for (int it = 0; it < count; ++it) {
+    const int64_t sb = kw + static_cast<int64_t>(it) * ks;
+    // B fragments: runs (c, h) of 16 elements at 64 (2c + t / 2) + 16 (t & 1) + 32 h.
+    uint2 b[16];
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        uint4 x0 = make_uint4(0, 0, 0, 0), x1 = x0;
+        if (xon) {
+          const uint4* p = reinterpret_cast<const uint4*>(xrow + sb * kSbElems + 128 * c + 32 * h);
+          x0 = __ldg(p);
+          x1 = __ldg(p + 1);
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const uint32_t u = i < 2 ? (i == 0 ? x0.x : x0.z) : (i == 2 ? x1.x : x1.z);
+          const uint32_t v = i < 2 ? (i == 0 ? x0.y : x0.w) : (i == 2 ? x1.y : x1.w);
+          b[8 * c + 2 * i + h] = make_uint2(Prmt(u, v, 0x5410), Prmt(u, v, 0x7632));
+        }
+      }
+    }
+    gq::CpAsyncWait<F::kStages - 2>();  // this lane's copies of super-block `it` have landed
+    const uint4* st = smem + (warp * F::kWarpBytes + (it % F::kStages) * kStageBytes) / 16;
+    uint4 ld[2][F::kPerRow];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+#pragma unroll
+      for (int j = 0; j < F::kPerRow; ++j) ld[h][j] = st[(h * F::kPerRow + j) * 32 + lane];
+    }
+    // Four independent accumulator chains (by word i): the MMAs of a chain wait on each other.
+    float tq[4][4] = {}, tm[4][4] = {};
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const ChunkScales s0 = ScalesOf(ld[0][0], c, t);
+      const ChunkScales s1 = ScalesOf(ld[1][0], c, t);
+      const uint4 q0 = ld[0][F::kPerRow - 2 + c], q1 = ld[1][F::kPerRow - 2 + c];
+      const int bit_lo = 4 * c + 2 * (t >> 1);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        uint32_t qh0 = 0, qh1 = 0;
+        if constexpr (kFive) {
+          qh0 = Word(ld[0][1], i);
+          qh1 = Word(ld[1][1], i);
+        }
+        uint32_t l02a, l13a, h02a, h13a, l02b, l13b, h02b, h13b;
+        DecodeWord<kFive>(Word(q0, i), qh0, bit_lo, s0, &l02a, &l13a, &h02a, &h13a);
+        DecodeWord<kFive>(Word(q1, i), qh1, bit_lo, s1, &l02b, &l13b, &h02b, &h13b);
+        const uint2 blo = b[8 * c + 2 * i], bhi = b[8 * c + 2 * i + 1];
+        gq::Mma(tq[i], l02a, l02b, l13a, l13b, blo);
+        gq::Mma(tq[i], h02a, h02b, h13a, h13b, bhi);
+        gq::Mma(tm[i], s0.m_lo, s1.m_lo, s0.m_lo, s1.m_lo, blo);
+        gq::Mma(tm[i], s0.m_hi, s1.m_hi, s0.m_hi, s1.m_hi, bhi);
+      }
+    }
+    // The stage read last iteration is free: refill it with super-block it + kStages - 1.
+    const int nx = it + F::kStages - 1;
+    if (nx < count) {
+      IssueSb<kFive>(ring + (nx % F::kStages) * kStageBytes, rows, ok,
+                     kw + static_cast<int64_t>(nx) * ks, t, lane);
+    }
+    gq::CpAsyncCommit();
+    // acc += d * sum(q sc x) - dmin * sum(m x), rows g (e < 2) and g + 8.
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float q = (tq[0][e] + tq[1][e]) + (tq[2][e] + tq[3][e]);
+      const float mn = (tm[0][e] + tm[1][e]) + (tm[2][e] + tm[3][e]);
+      const float2 dd = __half22float2(*reinterpret_cast<const __half2*>(&ld[e >> 1][0].x));
+      acc[e] += dd.x * q - dd.y * mn;
+    }
+  }
+  gq::CpAsyncWait<0>();
+  // Partial sums of the warps splitting k, added in warp order.
+  __syncthreads();  // every warp is done with its ring
+  float* red = reinterpret_cast<float*>(smem);  // [warp][16 rows][8 columns]
+#pragma unroll
+  for (int e = 0; e < 4; ++e) red[(warp * 16 + g + 8 * (e >> 1)) * 8 + 2 * t + (e & 1)] = acc[e];
+  __syncthreads();
+  const int groups = kWarps / ks;
+  for (int i = threadIdx.x; i < groups * 16 * a.m; i += kThreads) {
+    const int gr = i / (16 * a.m), rl = (i / a.m) % 16, c = i % a.m;
+    const int64_t row = static_cast<int64_t>(blockIdx.x) * groups * 16 + gr * 16 + rl;
+    if (row >= a.n) continue;
+    float sum = 0.0f;
+    for (int w = 0; w < ks; ++w) sum += red[((gr * ks + w) * 16 + rl) * 8 + c];
+    if (a.bias != nullptr) sum += a.bias[row];
+    const int64_t o = c * a.out_stride + row;
+    if (a.out_f32) {
+      static_cast<float*>(a.out)[o] = sum;
+    } else {
+      static_cast<__half*>(a.out)[o] = __float2half_rn(sum);
+    }
+  }
+}
+
+StatusOr<int> SmCount() {
+  static std::atomic<int> cache[64] = {};
+  int dev = 0;
+  CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  std::atomic<int>& slot = cache[dev & 63];
+  int sms = slot.load(std::memory_order_relaxed);
+  if (sms == 0) {
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    slot.store(sms, std::memory_order_relaxed);
+  }
+  return sms;
+}
+
+bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
+
+template <bool kFive>
+Status Launch(const RegArgs& a, cudaStream_t stream) {
+  auto* kernel = gemv_quant_reg_kernel<kFive>;
+  static std::atomic<uint64_t> attribute_set{0};  // per device ordinal (mod 64)
+  int dev = 0;
+  CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  const uint64_t bit = uint64_t{1} << (dev & 63);
+  if ((attribute_set.load(std::memory_order_relaxed) & bit) == 0) {
+    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
+        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Q45K<kFive>::kSmem));
+    attribute_set.fetch_or(bit, std::memory_order_relaxed);
+  }
+  const int64_t rows_per_cta = 16 * (kWarps / a.ks);
+  const int64_t blocks = (a.n + rows_per_cta - 1) / rows_per_cta;
+  CUDA_RETURN_IF_ERROR(LaunchDependent(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+                                       Q45K<kFive>::kSmem, stream, a));
+  CUDA_RETURN_IF_LAUNCH_ERROR("gemv_quant_reg_kernel");
+  return Status::Ok();
+}
+
+// Warps splitting k (1, 2, 4, 8): the CTAs fill the resident slots (two per SM) best over whole
+// waves; ties to fewer splits (longer runs per warp). Depends on n, k and the GPU, never on m.
+int ChooseSplit(int64_t n, int sbs, int slots) {
+  int best = 1;
+  double best_fill = -1;
+  for (int ks = 1; ks <= kWarps; ks *= 2) {
+    if (ks > 1 && ks > sbs) break;
+    const int64_t ctas = (n + 16 * (kWarps / ks) - 1) / (16 * (kWarps / ks));
+    const int64_t waves = (ctas + slots - 1) / slots;
+    const double fill = static_cast<double>(ctas) / static_cast<double>(waves * slots);
+    if (fill > best_fill + 0.02) {
+      best = ks;
+      best_fill = fill;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+bool GemvQuantRegApplies(const MatmulParams& p) {
+  const WeightView& w = p.w;
+  if (w.type != GgmlType::kQ4_K && w.type != GgmlType::kQ5_K) return false;
+  if (p.m < 1 || p.m > kGemvQuantRegMaxRows || p.x_type != DType::kF16) return false;
+  if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return false;
+  const int bytes = w.type == GgmlType::kQ4_K ? 144 : 176;
+  if (w.rows < 1 || w.cols < kSbElems || w.cols % kSbElems != 0) return false;
+  if (w.cols / kSbElems > (int64_t{1} << 24) || w.rows > (int64_t{1} << 31) - 1) return false;
+  if (w.row_bytes != w.cols / kSbElems * bytes) return false;
+  if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
+  const int64_t xs = p.x_stride ? p.x_stride : w.cols;
+  const int64_t os = p.out_stride ? p.out_stride : w.rows;
+  return Aligned(w.data, 16) && Aligned(p.x, 16) && xs % 8 == 0 && xs >= w.cols &&
+         os >= w.rows && Aligned(p.out, DTypeSize(p.out_type));
+}
+
+Status gemv_quant_reg_cuda(const MatmulParams& p, cudaStream_t stream) {
+  if (!GemvQuantRegApplies(p)) {
+    return InvalidArgumentError("gemv_quant_reg_cuda: " + std::string(TypeName(p.w.type)) +
+                                " with m=" + std::to_string(p.m) +
+                                " is outside the register-decoding GEMV");
+  }
+  RegArgs a;
+  a.w = p.w.data;
+  a.row_bytes = p.w.row_bytes;
+  a.n = p.w.rows;
+  a.sbs = static_cast<int>(p.w.cols / kSbElems);
+  a.x = static_cast<const __half*>(p.x);
+  a.x_stride = p.x_stride ? p.x_stride : p.w.cols;
+  a.bias = p.bias;
+  a.out = p.out;
+  a.out_stride = p.out_stride ? p.out_stride : p.w.rows;
+  a.m = static_cast<int>(p.m);
+  a.out_f32 = p.out_type == DType::kF32;
+  ASSIGN_OR_RETURN(const int sms, SmCount());
+  a.ks = ChooseSplit(a.n, a.sbs, 2 * sms);
+  if (p.w.type == GgmlType::kQ4_K) return Launch<false>(a, stream);
+  return Launch<true>(a, stream);
+}
+
+}  // namespace forge::cuda
