@@ -67,7 +67,8 @@ class Model {
 
   // The backend's Sample op (backend/cpu/sample/sample.h) over the first rows.size() logits rows
   // of the last Forward: one upload of rows and edits, one download of `out`. The rows' edits
-  // change those logits rows in place.
+  // change those logits rows in place. Returns once the backend has finished the step (also for
+  // no rows), with the step's error if any.
   Status Sample(std::span<const SampleRow> rows, std::span<const LogitEdit> edits,
                 std::vector<SampleOut>* out);
   // Copies logits row `row` of the last Forward (as it is now) to host memory [n_vocab].

@@ -193,7 +193,7 @@ Status Model::Sample(std::span<const SampleRow> rows, std::span<const LogitEdit>
                      std::vector<SampleOut>* out) {
   const int64_t n = static_cast<int64_t>(rows.size());
   out->assign(n, SampleOut{});
-  if (n == 0) return Status::Ok();
+  if (n == 0) return backend_->Synchronize();  // the step ends here: its errors are its own
   if (n > last_n_out_) {
     return FailedPreconditionError("sample: " + std::to_string(n) +
                                    " rows, the last forward left " + std::to_string(last_n_out_) +
