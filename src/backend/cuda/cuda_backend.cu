@@ -198,8 +198,8 @@ class CudaBackend : public Backend {
     const WeightView& first = parts[0];
     for (const WeightView& w : parts) {
       if (w.type != first.type || w.row_bytes != first.row_bytes) {
-        return InvalidArgumentError("stacked weights: " + std::string(TypeName(w.type)) +
-                                    " with " + std::string(TypeName(first.type)));
+        return InvalidArgumentError("stacked weights: " + std::string(TypeName(w.type)) + " with " +
+                                    std::string(TypeName(first.type)));
       }
     }
     ASSIGN_OR_RETURN(auto buf, Alloc(static_cast<size_t>(rows * first.row_bytes)));
@@ -275,8 +275,8 @@ class CudaBackend : public Backend {
   Status Embedding(const EmbeddingParams& p) override {
     if (KeptQuantized(p.table.type)) {
       return cuda::dequantize_gather_rows_cuda(p.table.data, p.table.type, p.table.cols,
-                                               p.table.rows, p.ids, p.n_tokens, p.out,
-                                               DType::kF32, stream_);
+                                               p.table.rows, p.ids, p.n_tokens, p.out, DType::kF32,
+                                               stream_);
     }
     return cuda::embedding_cuda(p, stream_);
   }
@@ -336,11 +336,11 @@ class CudaBackend : public Backend {
     const cublasComputeType_t compute =
         wt == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
     // Row-major out = x W^T is column-major out^T = W^T(k x n)^T x^T.
-    CUBLAS_RETURN_IF_ERROR(cublasGemmEx(
-        cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(p.m),
-        static_cast<int>(k), &alpha, w, CudaType(wt), static_cast<int>(ldw), p.x,
-        CudaType(p.x_type), static_cast<int>(xs), &beta, out, CudaType(p.out_type),
-        static_cast<int>(os), compute, CUBLAS_GEMM_DEFAULT));
+    CUBLAS_RETURN_IF_ERROR(
+        cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(p.m),
+                     static_cast<int>(k), &alpha, w, CudaType(wt), static_cast<int>(ldw), p.x,
+                     CudaType(p.x_type), static_cast<int>(xs), &beta, out, CudaType(p.out_type),
+                     static_cast<int>(os), compute, CUBLAS_GEMM_DEFAULT));
     return Status::Ok();
   }
   Status Bias(const MatmulParams& p) {
@@ -381,7 +381,7 @@ class CudaBackend : public Backend {
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<BackendBuffer> cublas_ws_;
   std::unique_ptr<BackendBuffer> attn_ws_;
-  std::unique_ptr<BackendBuffer> dq_ws_;  // kDequantScratch
+  std::unique_ptr<BackendBuffer> dq_ws_;               // kDequantScratch
   std::vector<std::unique_ptr<BackendBuffer>> owned_;  // prepared weights
 };
 

@@ -1,4 +1,6 @@
 // Device queries and plain memory helpers.
+#include <atomic>
+
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
 
@@ -83,6 +85,19 @@ Status DeviceMemset(void* dst, int value, size_t bytes) {
 Status DeviceSynchronize() {
   CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
   return Status::Ok();
+}
+
+StatusOr<int> CurrentSmCount() {
+  static std::atomic<int> cache[64] = {};
+  int dev = 0;
+  CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  std::atomic<int>& slot = cache[dev & 63];
+  int sms = slot.load(std::memory_order_relaxed);
+  if (sms == 0) {
+    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    slot.store(sms, std::memory_order_relaxed);
+  }
+  return sms;
 }
 
 }  // namespace forge::cuda

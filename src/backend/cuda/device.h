@@ -26,6 +26,8 @@ int DeviceCount();
 // Why no device is usable (the CUDA error text), for test skip messages.
 std::string NoDeviceReason();
 StatusOr<DeviceInfo> GetDeviceInfo(int device = 0);
+// SMs of the current device (cached per device ordinal): kernels size their grids by it.
+StatusOr<int> CurrentSmCount();
 
 // Device buffers for tests and tools.
 StatusOr<void*> DeviceAlloc(size_t bytes);

@@ -1,10 +1,10 @@
 // gemv_quant_cuda: argument checks, the split-K choice and the dispatch to the format's kernel.
 #include "backend/cuda/matmul/gemv_quant_cuda.h"
 
-#include <atomic>
 #include <string>
 
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/device.h"
 #include "backend/cuda/matmul/block_decode.cuh"
 #include "backend/cuda/matmul/gemv_quant_internal.h"
 #include "backend/cuda/matmul/gemv_quant_reg.h"
@@ -16,20 +16,6 @@ constexpr int kRowsPerCta = 128;  // gemv_quant_kernel.cuh: kRows
 constexpr int kTileElems = 256;
 constexpr int kMaxSplit = 8;  // portable cluster size
 
-// SMs of the current device, cached per device ordinal.
-StatusOr<int> SmCount() {
-  static std::atomic<int> cache[64] = {};
-  int dev = 0;
-  CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  std::atomic<int>& slot = cache[dev & 63];
-  int sms = slot.load(std::memory_order_relaxed);
-  if (sms == 0) {
-    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    slot.store(sms, std::memory_order_relaxed);
-  }
-  return sms;
-}
-
 bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
 // CTAs of a cluster splitting k (1, 2, 4 or 8, at most one per tile): the split whose CTAs fill
@@ -39,9 +25,7 @@ int ChooseSplit(int64_t row_blocks, int tiles, int slots) {
   int best = 1;
   double best_fill = -1;
   for (int s = 1; s <= kMaxSplit && s <= tiles; s *= 2) {
-    const int64_t ctas = row_blocks * s;
-    const int64_t waves = (ctas + slots - 1) / slots;
-    const double fill = static_cast<double>(ctas) / static_cast<double>(waves * slots);
+    const double fill = gq::WaveFill(row_blocks * s, slots);
     if (fill > best_fill + 0.02) {
       best = s;
       best_fill = fill;
@@ -93,7 +77,7 @@ Status gemv_quant_cuda(const MatmulParams& p, cudaStream_t stream) {
   const int64_t last_elems = k - static_cast<int64_t>(a.tiles - 1) * kTileElems;
   a.last_tile_bytes = static_cast<int>(last_elems / qd::BlockElems(type) * qd::BlockBytes(type));
 
-  ASSIGN_OR_RETURN(const int sms, SmCount());
+  ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
   const int64_t row_blocks = (n + kRowsPerCta - 1) / kRowsPerCta;
   if (row_blocks > 65535) {
     return InvalidArgumentError("gemv_quant_cuda: " + std::to_string(n) + " rows exceed " +

@@ -17,6 +17,7 @@
 #include <string>
 
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/device.h"
 #include "backend/cuda/matmul/gemv_quant_device.cuh"
 #include "backend/cuda/pdl.cuh"
 
@@ -112,9 +113,9 @@ __device__ __forceinline__ ChunkScales ScalesOf(const uint4& hdr, int c, int t) 
   const uint32_t s1 = gq::Hadd2(Prmt(sc4, 0x64646464u, sel1), 0xE400E400u);
   ChunkScales r;
   r.s_lo = s0;
-  r.o_lo = gq::Hmul2(s0, 0xE400E400u);       // -1024 sc
-  r.s_hi = gq::Hmul2(s1, 0x2C002C00u);       // sc / 16
-  r.o_hi = gq::Hmul2(s1, 0xD400D400u);       // -64 sc
+  r.o_lo = gq::Hmul2(s0, 0xE400E400u);  // -1024 sc
+  r.s_hi = gq::Hmul2(s1, 0x2C002C00u);  // sc / 16
+  r.o_hi = gq::Hmul2(s1, 0xD400D400u);  // -64 sc
   r.m_lo = gq::Hadd2(Prmt(mn4, 0x64646464u, sel0), 0xE400E400u);
   r.m_hi = gq::Hadd2(Prmt(mn4, 0x64646464u, sel1), 0xE400E400u);
   return r;
@@ -123,9 +124,9 @@ __device__ __forceinline__ ChunkScales ScalesOf(const uint4& hdr, int c, int t) 
 // A values of word `w` (bytes 4i..4i+3 of a chunk): lo = nibble 0 of bytes (0, 2) and (1, 3),
 // hi = nibble 1 of them; qh5: the matching qh word (Q5_K), shifted per sub-block.
 template <bool kFive>
-__device__ __forceinline__ void DecodeWord(uint32_t w, uint32_t qh, int bit_lo, const ChunkScales& s,
-                                           uint32_t* lo02, uint32_t* lo13, uint32_t* hi02,
-                                           uint32_t* hi13) {
+__device__ __forceinline__ void DecodeWord(uint32_t w, uint32_t qh, int bit_lo,
+                                           const ChunkScales& s, uint32_t* lo02, uint32_t* lo13,
+                                           uint32_t* hi02, uint32_t* hi13) {
   const uint32_t w8 = w >> 8;
   uint32_t ml02 = kMagic, ml13 = kMagic, mh02 = kMagic, mh13 = kMagic;
   if constexpr (kFive) {
@@ -165,13 +166,15 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegAr
     ok[h] = row < a.n;
     rows[h] = a.w + (ok[h] ? row : 0) * a.row_bytes;
   }
-  const uint32_t ring = static_cast<uint32_t>(__cvta_generic_to_shared(smem)) + warp * F::kWarpBytes;
+  const uint32_t ring =
+      static_cast<uint32_t>(__cvta_generic_to_shared(smem)) + warp * F::kWarpBytes;
   constexpr int kStageBytes = F::kSlots * 32 * 16;
   const int count = kw < a.sbs ? (a.sbs - kw + ks - 1) / ks : 0;  // this warp's super-blocks
   // The first stages' weights depend on no earlier kernel: in flight before waiting.
 #pragma unroll
   for (int s = 0; s < F::kStages - 1; ++s) {
-    if (s < count) IssueSb<kFive>(ring + s * kStageBytes, rows, ok, kw + static_cast<int64_t>(s) * ks, t, lane);
+    if (s < count)
+      IssueSb<kFive>(ring + s * kStageBytes, rows, ok, kw + static_cast<int64_t>(s) * ks, t, lane);
     gq::CpAsyncCommit();
   }
   PdlWait();
@@ -252,7 +255,7 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegAr
   }
   gq::CpAsyncWait<0>();
   // Partial sums of the warps splitting k, added in warp order.
-  __syncthreads();  // every warp is done with its ring
+  __syncthreads();                              // every warp is done with its ring
   float* red = reinterpret_cast<float*>(smem);  // [warp][16 rows][8 columns]
 #pragma unroll
   for (int e = 0; e < 4; ++e) red[(warp * 16 + g + 8 * (e >> 1)) * 8 + 2 * t + (e & 1)] = acc[e];
@@ -274,19 +277,6 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegAr
   }
 }
 
-StatusOr<int> SmCount() {
-  static std::atomic<int> cache[64] = {};
-  int dev = 0;
-  CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  std::atomic<int>& slot = cache[dev & 63];
-  int sms = slot.load(std::memory_order_relaxed);
-  if (sms == 0) {
-    CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    slot.store(sms, std::memory_order_relaxed);
-  }
-  return sms;
-}
-
 bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
 template <bool kFive>
@@ -297,8 +287,8 @@ Status Launch(const RegArgs& a, cudaStream_t stream) {
   CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
   const uint64_t bit = uint64_t{1} << (dev & 63);
   if ((attribute_set.load(std::memory_order_relaxed) & bit) == 0) {
-    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
-        kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Q45K<kFive>::kSmem));
+    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              Q45K<kFive>::kSmem));
     attribute_set.fetch_or(bit, std::memory_order_relaxed);
   }
   const int64_t rows_per_cta = 16 * (kWarps / a.ks);
@@ -316,9 +306,7 @@ int ChooseSplit(int64_t n, int sbs, int slots) {
   double best_fill = -1;
   for (int ks = 1; ks <= kWarps; ks *= 2) {
     if (ks > 1 && ks > sbs) break;
-    const int64_t ctas = (n + 16 * (kWarps / ks) - 1) / (16 * (kWarps / ks));
-    const int64_t waves = (ctas + slots - 1) / slots;
-    const double fill = static_cast<double>(ctas) / static_cast<double>(waves * slots);
+    const double fill = gq::WaveFill((n + 16 * (kWarps / ks) - 1) / (16 * (kWarps / ks)), slots);
     if (fill > best_fill + 0.02) {
       best = ks;
       best_fill = fill;
@@ -341,8 +329,8 @@ bool GemvQuantRegApplies(const MatmulParams& p) {
   if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
   const int64_t xs = p.x_stride ? p.x_stride : w.cols;
   const int64_t os = p.out_stride ? p.out_stride : w.rows;
-  return Aligned(w.data, 16) && Aligned(p.x, 16) && xs % 8 == 0 && xs >= w.cols &&
-         os >= w.rows && Aligned(p.out, DTypeSize(p.out_type));
+  return Aligned(w.data, 16) && Aligned(p.x, 16) && xs % 8 == 0 && xs >= w.cols && os >= w.rows &&
+         Aligned(p.out, DTypeSize(p.out_type));
 }
 
 Status gemv_quant_reg_cuda(const MatmulParams& p, cudaStream_t stream) {
@@ -363,7 +351,7 @@ Status gemv_quant_reg_cuda(const MatmulParams& p, cudaStream_t stream) {
   a.out_stride = p.out_stride ? p.out_stride : p.w.rows;
   a.m = static_cast<int>(p.m);
   a.out_f32 = p.out_type == DType::kF32;
-  ASSIGN_OR_RETURN(const int sms, SmCount());
+  ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
   a.ks = ChooseSplit(a.n, a.sbs, 2 * sms);
   if (p.w.type == GgmlType::kQ4_K) return Launch<false>(a, stream);
   return Launch<true>(a, stream);
