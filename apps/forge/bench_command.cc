@@ -24,6 +24,14 @@ namespace forge::cli {
 // bench_gemv.cc: forge bench --gemv.
 int RunGemvBench(const std::string& device, const std::string& json_path, int repetitions);
 
+// Writes j to path (pretty-printed); false, with a message, when it cannot.
+bool WriteJson(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  out << j.dump(2) << "\n";
+  if (!out) std::fprintf(stderr, "forge bench: cannot write %s\n", path.c_str());
+  return static_cast<bool>(out);
+}
+
 namespace {
 
 int RunFloor(const std::string& device, const std::string& json_path) {
@@ -73,14 +81,7 @@ int RunFloor(const std::string& device, const std::string& json_path) {
          {"gemm_suspect", f.gemm_suspect}};
   }
 #endif
-  if (!json_path.empty()) {
-    std::ofstream out(json_path);
-    out << j.dump(2) << "\n";
-    if (!out) {
-      std::fprintf(stderr, "forge bench: cannot write %s\n", json_path.c_str());
-      return 1;
-    }
-  }
+  if (!json_path.empty() && !WriteJson(json_path, j)) return 1;
   return 0;
 }
 
@@ -145,13 +146,6 @@ nlohmann::json StatsJson(const Model& m) {
   return {{"graph_captures", st.graph_captures},
           {"graph_replays", st.graph_replays},
           {"eager_forwards", st.eager_forwards}};
-}
-
-bool WriteJson(const std::string& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  out << j.dump(2) << "\n";
-  if (!out) std::fprintf(stderr, "forge bench: cannot write %s\n", path.c_str());
-  return static_cast<bool>(out);
 }
 
 struct ModelArgs {

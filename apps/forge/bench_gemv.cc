@@ -2,7 +2,6 @@
 // activations, 14336 x 4096 and 4096 x 14336 rotated over >= 4x L2) beside the copy floor
 // measured now, and F16 weights through cuBLAS and gemv_cuda on the same shapes.
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +13,8 @@
 #endif
 
 namespace forge::cli {
+
+bool WriteJson(const std::string& path, const nlohmann::json& j);  // bench_command.cc
 
 int RunGemvBench(const std::string& device, const std::string& json_path, int repetitions) {
 #ifndef FORGE_HAVE_CUDA
@@ -74,12 +75,7 @@ int RunGemvBench(const std::string& device, const std::string& json_path, int re
     nlohmann::json j = {{"device", f.device_name},        {"copy_bytes_per_s", copy},
                         {"copy_suspect", f.copy_suspect}, {"x_type", DTypeName(o.x_type)},
                         {"repetitions", o.repetitions},   {"rows", jrows}};
-    std::ofstream out(json_path);
-    out << j.dump(2) << "\n";
-    if (!out) {
-      std::fprintf(stderr, "forge bench: cannot write %s\n", json_path.c_str());
-      return 1;
-    }
+    if (!WriteJson(json_path, j)) return 1;
   }
   return 0;
 #endif
