@@ -18,13 +18,15 @@ __global__ void add_rmsnorm_kernel(float* residual, const Td* delta, const float
   const int64_t r = blockIdx.x;
   float* xr = residual + r * dim;
   const Td* dr = delta + r * dim;
-  float v[kNormCached];
+  float v[kNormCached], wv[kNormCached];
   float ss = 0;
 #pragma unroll
   for (int j = 0; j < kNormCached; ++j) {
     const int64_t i = threadIdx.x + int64_t{j} * blockDim.x;
     v[j] = 0.0f;
+    wv[j] = 0.0f;
     if (i < dim) {
+      wv[j] = w[i];  // loaded with the row, not after the reduction
       v[j] = xr[i] + ToF32(dr[i]);
       xr[i] = v[j];
     }
@@ -39,7 +41,7 @@ __global__ void add_rmsnorm_kernel(float* residual, const Td* delta, const float
 #pragma unroll
   for (int j = 0; j < kNormCached; ++j) {
     const int64_t i = threadIdx.x + int64_t{j} * blockDim.x;
-    if (i < dim) out[r * dim + i] = FromF32<Tout>(v[j] * scale * w[i]);
+    if (i < dim) out[r * dim + i] = FromF32<Tout>(v[j] * scale * wv[j]);
   }
   // Each thread reads back only the residual elements it wrote itself.
   for (int64_t i = threadIdx.x + int64_t{kNormCached} * blockDim.x; i < dim; i += blockDim.x) {

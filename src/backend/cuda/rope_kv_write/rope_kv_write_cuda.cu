@@ -1,6 +1,7 @@
-// rope_kv_write_cuda: one block per token: the pair angles' sines and cosines once (double, like
-// rope_ref) into shared memory, q's and k's heads rotated in place, then the token's K and V rows
-// converted into the cache at its slot (slot < 0: not written).
+// rope_kv_write_cuda: a token's heads (q's, then k's) split over the blocks of grid row y, kUnits
+// heads each; every block computes the pair angles' sines and cosines (double, like rope_ref) into
+// shared memory, rotates its heads in place, then writes the K and V cache rows of the k heads it
+// rotated (slot < 0: not written).
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/ops_cuda.h"
@@ -11,31 +12,35 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kMaxHalf = 512;  // rope_dims / 2
+constexpr int kUnits = 4;      // heads per block
 
-template <typename Tq, typename Tk>
-__device__ void Rotate(void* base, int64_t t, int64_t stride, int64_t n_heads, int64_t head_dim,
-                       int64_t half, RopeStyle style, const float* cs, const float* sn) {
-  for (int64_t w = threadIdx.x; w < n_heads * half; w += blockDim.x) {
-    const int64_t h = w / half, i = w % half;
-    Tq* x = static_cast<Tq*>(base) + t * stride + h * head_dim;
-    const int64_t a = style == RopeStyle::kAdjacent ? 2 * i : i;
-    const int64_t b = style == RopeStyle::kAdjacent ? 2 * i + 1 : i + half;
+// Rotates heads [h0, h1) of token t's row at base (32-bit indices: heads * half < 2^31).
+template <typename T>
+__device__ void Rotate(void* base, int64_t t, int64_t stride, int h0, int h1, int head_dim,
+                       int half, RopeStyle style, const float* cs, const float* sn) {
+  T* row = static_cast<T*>(base) + t * stride;
+  for (int w = threadIdx.x; w < (h1 - h0) * half; w += blockDim.x) {
+    const int h = h0 + w / half, i = w % half;
+    T* x = row + static_cast<int64_t>(h) * head_dim;
+    const int a = style == RopeStyle::kAdjacent ? 2 * i : i;
+    const int b = style == RopeStyle::kAdjacent ? 2 * i + 1 : i + half;
     const float x0 = ToF32(x[a]), x1 = ToF32(x[b]);
-    x[a] = FromF32<Tq>(x0 * cs[i] - x1 * sn[i]);
-    x[b] = FromF32<Tq>(x0 * sn[i] + x1 * cs[i]);
+    x[a] = FromF32<T>(x0 * cs[i] - x1 * sn[i]);
+    x[b] = FromF32<T>(x0 * sn[i] + x1 * cs[i]);
   }
 }
 
 template <typename Tq, typename Ts, typename Tc>
-__global__ void rope_kv_write_kernel(RopeKvWriteParams p, int64_t q_stride, int64_t k_stride,
-                                     int64_t v_stride) {
+__global__ void __launch_bounds__(kThreads)
+    rope_kv_write_kernel(RopeKvWriteParams p, int64_t q_stride, int64_t k_stride,
+                         int64_t v_stride) {
   PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
   PdlLaunchDependents();
   __shared__ float cs[kMaxHalf], sn[kMaxHalf];
   const int64_t t = blockIdx.x;
   const RopeParams& r = p.q;
-  const int64_t half = r.rope_dims / 2;
-  for (int64_t i = threadIdx.x; i < half; i += blockDim.x) {
+  const int half = static_cast<int>(r.rope_dims / 2);
+  for (int i = threadIdx.x; i < half; i += blockDim.x) {
     double inv = pow(static_cast<double>(r.theta), -2.0 * i / r.rope_dims) * r.freq_scale;
     if (r.freq_factors != nullptr) inv /= r.freq_factors[i];
     double s, c;
@@ -44,17 +49,23 @@ __global__ void rope_kv_write_kernel(RopeKvWriteParams p, int64_t q_stride, int6
     sn[i] = static_cast<float>(s);
   }
   __syncthreads();
-  Rotate<Tq, Tq>(r.x, t, q_stride, r.n_heads, r.head_dim, half, r.style, cs, sn);
-  Rotate<Ts, Ts>(p.k.x, t, k_stride, p.k.n_heads, r.head_dim, half, r.style, cs, sn);
-  __syncthreads();  // the rotated k row is complete
+  // Units [u0, u1): q heads first, then k heads.
+  const int nq = static_cast<int>(r.n_heads), nk = static_cast<int>(p.k.n_heads);
+  const int hd = static_cast<int>(r.head_dim);
+  const int u0 = blockIdx.y * kUnits, u1 = min(nq + nk, u0 + kUnits);
+  if (u0 < nq) Rotate<Tq>(r.x, t, q_stride, u0, min(u1, nq), hd, half, r.style, cs, sn);
+  const int k0 = max(u0, nq) - nq, k1 = u1 - nq;  // this block's k heads
+  if (k0 >= k1) return;
+  Rotate<Ts>(p.k.x, t, k_stride, k0, k1, hd, half, r.style, cs, sn);
+  __syncthreads();  // the rotated k heads are complete
   const int64_t slot = p.kv.slot_mapping[t];
   if (slot < 0 || slot >= p.kv.num_slots) return;
-  const int64_t row = p.kv.n_kv_heads * p.kv.head_dim;
-  const Ts* k = static_cast<const Ts*>(p.kv.k) + t * k_stride;
-  const Ts* v = static_cast<const Ts*>(p.kv.v) + t * v_stride;
-  Tc* kc = static_cast<Tc*>(p.kv.k_cache) + slot * row;
-  Tc* vc = static_cast<Tc*>(p.kv.v_cache) + slot * row;
-  for (int64_t i = threadIdx.x; i < row; i += blockDim.x) {
+  const int64_t row = p.kv.n_kv_heads * p.kv.head_dim, first = static_cast<int64_t>(k0) * hd;
+  const Ts* k = static_cast<const Ts*>(p.kv.k) + t * k_stride + first;
+  const Ts* v = static_cast<const Ts*>(p.kv.v) + t * v_stride + first;
+  Tc* kc = static_cast<Tc*>(p.kv.k_cache) + slot * row + first;
+  Tc* vc = static_cast<Tc*>(p.kv.v_cache) + slot * row + first;
+  for (int i = threadIdx.x; i < (k1 - k0) * hd; i += blockDim.x) {
     kc[i] = FromF32<Tc>(ToF32(k[i]));
     vc[i] = FromF32<Tc>(ToF32(v[i]));
   }
@@ -83,13 +94,19 @@ Status rope_kv_write_cuda(const RopeKvWriteParams& p, cudaStream_t stream) {
     return InvalidArgumentError("rope_kv_write_cuda: k strides differ");
   }
   const int64_t v_stride = p.kv.v_stride ? p.kv.v_stride : row;
+  if (q.n_heads + k.n_heads > 65535 * int64_t{kUnits} || q.n_tokens > int64_t{1} << 31 ||
+      (q.n_heads + k.n_heads) * q.head_dim > int64_t{1} << 30) {
+    return InvalidArgumentError("rope_kv_write_cuda: " + std::to_string(q.n_tokens) +
+                                " tokens of " + std::to_string(q.n_heads + k.n_heads) + " heads");
+  }
+  const int64_t units = (q.n_heads + k.n_heads + kUnits - 1) / kUnits;
   return DispatchDType(q.dtype, [&](auto q_zero) {
     return DispatchDType(k.dtype, [&](auto k_zero) {
       return DispatchDType(p.kv.dtype, [&](auto c_zero) {
         CUDA_RETURN_IF_ERROR(LaunchDependent(
             rope_kv_write_kernel<decltype(q_zero), decltype(k_zero), decltype(c_zero)>,
-            dim3(static_cast<unsigned>(q.n_tokens)), dim3(kThreads), 0, stream, p, q_stride,
-            k_stride, v_stride));
+            dim3(static_cast<unsigned>(q.n_tokens), static_cast<unsigned>(units)), dim3(kThreads),
+            0, stream, p, q_stride, k_stride, v_stride));
         CUDA_RETURN_IF_LAUNCH_ERROR("rope_kv_write_kernel");
         return Status::Ok();
       });
