@@ -1,7 +1,8 @@
 // forge bench --floor: the machine's floors (DESIGN.md), printed beside the card's known figures.
 // forge bench -m MODEL: pp/tg throughput beside its floors; with --batched, the n_seqs sweep.
 // forge bench --attention: the CUDA attention kernels alone (decode TB/s, prefill TFLOP/s).
-// forge bench --gemv: the quantized decode GEMV per weight format (bench_gemv.cc).
+// forge bench --gemv: the quantized decode GEMV and the fused quantized GEMM per weight format
+// (bench_gemv.cc).
 #include <cstdio>
 #include <fstream>
 
@@ -441,7 +442,8 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
                 "and prefill TFLOP/s (2 x 8192 causal), beside the floors");
   cmd->add_flag("--gemv", args->gemv,
                 "Time the quantized decode GEMV per weight format (m = 1, 14336 x 4096 and "
-                "4096 x 14336) beside the copy floor and F16 cuBLAS / gemv_cuda");
+                "4096 x 14336) beside the copy floor and F16 cuBLAS / gemv_cuda, and the fused "
+                "quantized GEMM (m = 128, 512) beside the bf16 GEMM floor and dequantize + cuBLAS");
   cmd->add_option("--device", args->m.device, "auto|cpu|cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--json", args->m.json, "Also write the results as JSON to this file");

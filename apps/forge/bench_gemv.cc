@@ -1,6 +1,8 @@
 // forge bench --gemv: the quantized decode GEMV's weight bandwidth per block format (m = 1, F16
 // activations, 14336 x 4096 and 4096 x 14336 rotated over >= 4x L2) beside the copy floor
-// measured now, and F16 weights through cuBLAS and gemv_cuda on the same shapes.
+// measured now, and F16 weights through cuBLAS and gemv_cuda on the same shapes; then the fused
+// quantized GEMM (m = 128 and 512; Q4_0, Q4_K, Q6_K, Q8_0) beside the bf16 GEMM floor and the
+// dequantize + cuBLAS path it replaced.
 #include <cstdio>
 #include <string>
 
@@ -71,10 +73,63 @@ int RunGemvBench(const std::string& device, const std::string& json_path, int re
   std::printf(
       "\n(TB/s: weight bytes as stored / time of one call; the issue's target is >= 3.6 TB/s "
       "per format on H200)\n");
+
+  cuda::GemmQuantBenchOptions go;
+  if (repetitions > 0) go.repetitions = repetitions;
+  auto grows = cuda::RunGemmQuantBench(go);
+  if (!grows.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", grows.status().ToString().c_str());
+    return 1;
+  }
+  const double bf16 = f.bf16_flops_per_second;
+  std::printf(
+      "\nquantized GEMM: activations and output %s; floor: dense bf16 GEMM %.1f TFLOP/s "
+      "(cuBLAS 8192^3)%s\n\n",
+      DTypeName(go.x_type), bf16 / 1e12, f.gemm_suspect ? " SUSPECT (>10% under known)" : "");
+  std::printf("| %-7s | %13s | %3s | %6s | %9s | %7s | %7s | %14s | %7s | %7s | %7s |\n", "weights",
+              "n x k", "m", "copies", "fused us", "TFLOP/s", "of bf16", "dequant+cuBLAS", "TFLOP/s",
+              "of bf16", "speedup");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "---------",
+              "--------------:", "----:", "-------:", "----------:", "--------:", "--------:",
+              "---------------:", "--------:", "--------:", "--------:");
+  nlohmann::json jgemm = nlohmann::json::array();
+  auto of_floor = [&](double rate) { return bf16 > 0 ? 100.0 * rate / bf16 : 0.0; };
+  for (const cuda::GemmQuantBenchRow& r : *grows) {
+    const std::string shape = std::to_string(r.n) + " x " + std::to_string(r.k);
+    std::printf(
+        "| %-7s | %13s | %3lld | %6d | %9.1f | %7.1f | %6.1f%% | %11.1f us | %7.1f | %6.1f%% | "
+        "%6.2fx |\n",
+        r.weights.c_str(), shape.c_str(), static_cast<long long>(r.m), r.copies,
+        r.fused_seconds * 1e6, r.fused_flops_per_second / 1e12, of_floor(r.fused_flops_per_second),
+        r.slab_seconds * 1e6, r.slab_flops_per_second / 1e12, of_floor(r.slab_flops_per_second),
+        r.slab_seconds / r.fused_seconds);
+    jgemm.push_back({{"weights", r.weights},
+                     {"n", r.n},
+                     {"k", r.k},
+                     {"m", r.m},
+                     {"weight_bytes", r.weight_bytes},
+                     {"copies", r.copies},
+                     {"fused_seconds", r.fused_seconds},
+                     {"fused_flops_per_s", r.fused_flops_per_second},
+                     {"fused_of_bf16_floor", bf16 > 0 ? r.fused_flops_per_second / bf16 : 0.0},
+                     {"slab_seconds", r.slab_seconds},
+                     {"slab_flops_per_s", r.slab_flops_per_second},
+                     {"slab_of_bf16_floor", bf16 > 0 ? r.slab_flops_per_second / bf16 : 0.0}});
+  }
+  std::printf(
+      "\n(TFLOP/s: 2 m n k / time of one call; fused: gemm_quant_cuda; dequant+cuBLAS: the weights "
+      "dequantized to %s in 64 MiB slabs, each followed by cuBLAS, as the backend did before)\n",
+      DTypeName(go.x_type));
   if (!json_path.empty()) {
-    nlohmann::json j = {{"device", f.device_name},        {"copy_bytes_per_s", copy},
-                        {"copy_suspect", f.copy_suspect}, {"x_type", DTypeName(o.x_type)},
-                        {"repetitions", o.repetitions},   {"rows", jrows}};
+    nlohmann::json j = {{"device", f.device_name},
+                        {"copy_bytes_per_s", copy},
+                        {"copy_suspect", f.copy_suspect},
+                        {"bf16_flops_per_s", bf16},
+                        {"gemm_suspect", f.gemm_suspect},
+                        {"x_type", DTypeName(o.x_type)},
+                        {"repetitions", o.repetitions},
+                        {"rows", jrows},
+                        {"gemm_rows", jgemm}};
     if (!WriteJson(json_path, j)) return 1;
   }
   return 0;

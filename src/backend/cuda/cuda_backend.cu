@@ -1,8 +1,9 @@
 // CudaBackend: ops map to the *_cuda launchers on the backend's stream; matmuls are cuBLAS
 // GEMMs with F32 accumulation (F16/BF16 on tensor cores, F32 without TF32 for validation).
 // Weights in the ten block formats (Q4_0 .. Q6_K) stay in device memory as stored: a few
-// activation rows go through the quantized GEMV, more through slabs of rows dequantized into a
-// fixed scratch buffer and a cuBLAS GEMM; embedding rows are dequantized as they are gathered.
+// activation rows go through the quantized GEMV, more through the fused quantized GEMM where it
+// measured faster, else slabs of rows dequantized into a fixed scratch buffer and a cuBLAS GEMM;
+// embedding rows are dequantized as they are gathered.
 #include <cublas_v2.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/matmul/block_decode.cuh"
 #include "backend/cuda/matmul/dequantize_cuda.h"
+#include "backend/cuda/matmul/gemm_quant_cuda.h"
 #include "backend/cuda/matmul/gemv_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_cuda.h"
 #include "backend/cuda/ops_cuda.h"
@@ -349,11 +351,13 @@ class CudaBackend : public Backend {
     return cuda::add_bias_cuda(p.out, p.out_type, p.bias, p.m, p.w.rows, os, stream_);
   }
 
-  // Weights in stored blocks: the quantized GEMV for a few rows; else slabs of weight rows are
-  // dequantized to the activation type in the scratch buffer, each followed by its GEMM.
+  // Weights in stored blocks: the quantized GEMV for a few rows, the fused quantized GEMM where it
+  // is the faster (GemmQuantPreferred); else slabs of weight rows are dequantized to the
+  // activation type in the scratch buffer, each followed by its GEMM (F32 activations: always).
   Status QuantMatmul(const MatmulParams& p) {
     if (p.m == 0) return Status::Ok();
     if (cuda::GemvQuantApplies(p)) return cuda::gemv_quant_cuda(p, stream_);
+    if (cuda::GemmQuantPreferred(p)) return cuda::gemm_quant_cuda(p, stream_);
     const DType wt = p.x_type;
     if (p.out_type != wt && p.out_type != DType::kF32) {
       return InvalidArgumentError(std::string("cuda matmul: output ") + DTypeName(p.out_type) +

@@ -1,5 +1,6 @@
-// RunGemvQuantBench: random blocks (finite scales) generated on the device, one launch per copy
-// per round between two events; the F16 rows use the same shapes, activations and rotation.
+// RunGemvQuantBench and RunGemmQuantBench: random blocks (finite scales) generated on the device,
+// one call per copy per round between two events; the F16 rows and the dequantize + cuBLAS path
+// use the same shapes, activations and rotation.
 #include "backend/cuda/matmul/gemv_quant_bench.h"
 
 #include <cublas_v2.h>
@@ -10,6 +11,8 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/matmul/block_decode.cuh"
+#include "backend/cuda/matmul/dequantize_cuda.h"
+#include "backend/cuda/matmul/gemm_quant_cuda.h"
 #include "backend/cuda/matmul/gemv_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_cuda.h"
 
@@ -134,6 +137,20 @@ StatusOr<double> Time(Resources& r, int copies, int reps, Run&& run) {
   return Median(t);
 }
 
+// `copies` matrices of `type` [n, k] in one allocation, random blocks with finite scales.
+StatusOr<uint8_t*> RandomWeights(Resources& r, GgmlType type, int64_t n, int64_t k, int copies) {
+  const int bb = qd::BlockBytes(type);
+  const int64_t bytes = n * (k / qd::BlockElems(type) * bb);
+  ASSIGN_OR_RETURN(void* w, r.Alloc(static_cast<size_t>(bytes) * copies));
+  uint8_t* wb = static_cast<uint8_t*>(w);
+  fill_bytes<<<2048, 256>>>(wb, static_cast<size_t>(bytes) * copies, 1);
+  int off0, off1;
+  ScaleOffsets(type, &off0, &off1);
+  fix_scales<<<2048, 256>>>(wb, static_cast<size_t>(bytes / bb) * copies, bb, off0, off1, 2);
+  CUDA_RETURN_IF_LAUNCH_ERROR("fix_scales");
+  return wb;
+}
+
 }  // namespace
 
 StatusOr<std::vector<GemvQuantBenchRow>> RunGemvQuantBench(const GemvQuantBenchOptions& o) {
@@ -179,13 +196,7 @@ StatusOr<std::vector<GemvQuantBenchRow>> RunGemvQuantBench(const GemvQuantBenchO
       const int64_t row_bytes = k / be * bb;
       const int64_t bytes = n * row_bytes;
       const int copies = static_cast<int>(std::max<int64_t>(2, (rotate + bytes - 1) / bytes));
-      ASSIGN_OR_RETURN(void* w, r.Alloc(static_cast<size_t>(bytes) * copies));
-      uint8_t* wb = static_cast<uint8_t*>(w);
-      fill_bytes<<<2048, 256>>>(wb, static_cast<size_t>(bytes) * copies, 1);
-      int off0, off1;
-      ScaleOffsets(type, &off0, &off1);
-      fix_scales<<<2048, 256>>>(wb, static_cast<size_t>(bytes / bb) * copies, bb, off0, off1, 2);
-      CUDA_RETURN_IF_LAUNCH_ERROR("fix_scales");
+      ASSIGN_OR_RETURN(uint8_t* const wb, RandomWeights(r, type, n, k, copies));
       for (int m : o.m) {
         MatmulParams p;
         p.x = x;
@@ -201,7 +212,7 @@ StatusOr<std::vector<GemvQuantBenchRow>> RunGemvQuantBench(const GemvQuantBenchO
         ASSIGN_OR_RETURN(const double s, Time(r, copies, o.repetitions, run));
         add_row(std::string(TypeName(type)), m, bytes, copies, s);
       }
-      r.Free(w);
+      r.Free(wb);
     }
     // F16 weights (the activations as F16): cuBLAS, and gemv_cuda where it applies (m <= 8).
     const int64_t bytes = n * k * 2;
@@ -239,6 +250,101 @@ StatusOr<std::vector<GemvQuantBenchRow>> RunGemvQuantBench(const GemvQuantBenchO
       }
     }
     r.Free(w);
+    r.Free(x);
+    r.Free(out);
+  }
+  CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  return rows;
+}
+
+StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchOptions& o) {
+  if (o.m.empty() || o.shapes.empty() || o.formats.empty() || o.repetitions < 1) {
+    return InvalidArgumentError("gemm bench: no shapes, formats, activation rows or repetitions");
+  }
+  if (o.x_type == DType::kF32) return InvalidArgumentError("gemm bench: activations F16 or BF16");
+  int dev = 0, l2 = 0;
+  CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
+  CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+  const int64_t rotate = o.rotate_bytes > 0 ? o.rotate_bytes : 4 * std::max<int64_t>(l2, 1 << 20);
+  const int max_m = *std::max_element(o.m.begin(), o.m.end());
+  if (*std::min_element(o.m.begin(), o.m.end()) < 1) {
+    return InvalidArgumentError("gemm bench: m must be at least 1");
+  }
+  constexpr int64_t kSlabBytes = int64_t{64} << 20;  // the CUDA backend's dequantization scratch
+  Resources r;
+  CUDA_RETURN_IF_ERROR(cudaEventCreate(&r.start));
+  CUDA_RETURN_IF_ERROR(cudaEventCreate(&r.stop));
+  CUBLAS_RETURN_IF_ERROR(cublasCreate(&r.cublas));
+  const cudaDataType ct = o.x_type == DType::kF16 ? CUDA_R_16F : CUDA_R_16BF;
+  std::vector<GemmQuantBenchRow> rows;
+  for (const auto& [n, k] : o.shapes) {
+    ASSIGN_OR_RETURN(void* x, r.Alloc(static_cast<size_t>(max_m) * k * 2));
+    ASSIGN_OR_RETURN(void* out, r.Alloc(static_cast<size_t>(max_m) * n * 2));
+    ASSIGN_OR_RETURN(void* scratch, r.Alloc(static_cast<size_t>(kSlabBytes)));
+    RETURN_IF_ERROR(FillValues(x, o.x_type, static_cast<size_t>(max_m) * k, 7));
+    const int64_t slab = std::max<int64_t>(1, std::min<int64_t>(n, kSlabBytes / (k * 2)));
+    for (GgmlType type : o.formats) {
+      if (!qd::IsQuantFormat(type)) {
+        return InvalidArgumentError("gemm bench: " + std::string(TypeName(type)) +
+                                    " is not a block format");
+      }
+      const int be = qd::BlockElems(type), bb = qd::BlockBytes(type);
+      if (k % be != 0) continue;
+      const int64_t row_bytes = k / be * bb;
+      const int64_t bytes = n * row_bytes;
+      const int copies = static_cast<int>(std::max<int64_t>(2, (rotate + bytes - 1) / bytes));
+      ASSIGN_OR_RETURN(uint8_t* const wb, RandomWeights(r, type, n, k, copies));
+      for (int m : o.m) {
+        MatmulParams p;
+        p.x = x;
+        p.w = {type, n, k, row_bytes, wb};
+        p.out = out;
+        p.m = m;
+        p.x_type = o.x_type;
+        p.out_type = o.x_type;
+        if (!GemmQuantApplies(p)) {
+          return InvalidArgumentError("gemm bench: gemm_quant_cuda does not take " +
+                                      std::string(TypeName(type)) + " m=" + std::to_string(m));
+        }
+        auto fused = [&](int c) {
+          p.w.data = wb + static_cast<int64_t>(c) * bytes;
+          return gemm_quant_cuda(p, nullptr);
+        };
+        ASSIGN_OR_RETURN(const double fs, Time(r, copies, o.repetitions, fused));
+        // As CudaBackend::QuantMatmul did: slabs of rows dequantized, each followed by its GEMM.
+        auto slabs = [&](int c) -> Status {
+          const uint8_t* w = wb + static_cast<int64_t>(c) * bytes;
+          const float alpha = 1.0f, beta = 0.0f;
+          for (int64_t r0 = 0; r0 < n; r0 += slab) {
+            const int64_t rows_now = std::min(slab, n - r0);
+            RETURN_IF_ERROR(dequantize_rows_cuda(w + r0 * row_bytes, type, rows_now, k, scratch,
+                                                 o.x_type, nullptr));
+            CUBLAS_RETURN_IF_ERROR(
+                cublasGemmEx(r.cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows_now), m,
+                             static_cast<int>(k), &alpha, scratch, ct, static_cast<int>(k), x, ct,
+                             static_cast<int>(k), &beta, static_cast<uint8_t*>(out) + r0 * 2, ct,
+                             static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+          }
+          return Status::Ok();
+        };
+        ASSIGN_OR_RETURN(const double ss, Time(r, copies, o.repetitions, slabs));
+        const double flops = 2.0 * m * static_cast<double>(n) * static_cast<double>(k);
+        GemmQuantBenchRow row;
+        row.weights = std::string(TypeName(type));
+        row.n = n;
+        row.k = k;
+        row.m = m;
+        row.weight_bytes = bytes;
+        row.copies = copies;
+        row.fused_seconds = fs;
+        row.fused_flops_per_second = flops / fs;
+        row.slab_seconds = ss;
+        row.slab_flops_per_second = flops / ss;
+        rows.push_back(row);
+      }
+      r.Free(wb);
+    }
+    r.Free(scratch);
     r.Free(x);
     r.Free(out);
   }

@@ -1,7 +1,8 @@
 // The decode GEMV's weight bandwidth per format (forge bench --gemv): gemv_quant_cuda on n x k
-// matrices of every block format, and F16 weights through cuBLAS and gemv_cuda for comparison,
-// each rotated over copies totalling at least 4x the L2 cache (DESIGN.md), timed with CUDA
-// events, median of the repetitions.
+// matrices of every block format, and F16 weights through cuBLAS and gemv_cuda for comparison;
+// and the fused quantized GEMM's rate (gemm_quant_cuda, m = 128 and 512) beside the path it
+// replaces (dequantize slabs to F16, then cuBLAS). Each is rotated over copies totalling at least
+// 4x the L2 cache (DESIGN.md), timed with CUDA events, median of the repetitions.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "base/dtype.h"
 #include "base/status.h"
+#include "quant/type_table.h"
 
 namespace forge::cuda {
 
@@ -32,5 +34,28 @@ struct GemvQuantBenchRow {
 };
 
 StatusOr<std::vector<GemvQuantBenchRow>> RunGemvQuantBench(const GemvQuantBenchOptions& o = {});
+
+struct GemmQuantBenchOptions {
+  std::vector<std::pair<int64_t, int64_t>> shapes = {{14336, 4096}, {4096, 14336}};  // (n, k)
+  std::vector<GgmlType> formats = {GgmlType::kQ4_0, GgmlType::kQ4_K, GgmlType::kQ6_K,
+                                   GgmlType::kQ8_0};
+  std::vector<int> m = {128, 512};  // activation rows
+  DType x_type = DType::kF16;       // activations and output
+  int repetitions = 20;             // timed rounds over all copies (median)
+  int64_t rotate_bytes = 0;         // weight bytes per round; 0: 4x the L2 cache
+};
+
+struct GemmQuantBenchRow {
+  std::string weights;  // "Q4_K", ...
+  int64_t n = 0, k = 0, m = 0;
+  int64_t weight_bytes = 0;           // one matrix as stored
+  int copies = 0;                     // matrices rotated over
+  double fused_seconds = 0;           // gemm_quant_cuda, median time of one call
+  double fused_flops_per_second = 0;  // 2 m n k / time
+  double slab_seconds = 0;            // dequantize_rows_cuda into 64 MiB slabs + cuBLAS each
+  double slab_flops_per_second = 0;
+};
+
+StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchOptions& o = {});
 
 }  // namespace forge::cuda
