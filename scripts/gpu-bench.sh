@@ -5,6 +5,13 @@
 # batched sweep (1, 16, 64, 128 sequences of 512 + 128 tokens), one per format in TYPES (default:
 # f16 bf16 q4_0 q4_k_m q6_k q8_0). Results (.txt and .json) in $OUT, named <what>-<device>-<date>.
 # SKIP_KERNELS=1 leaves out the floor-independent kernel benches (attention, gemv).
+# SERVE=1 adds serving (off by default; SERVE_ONLY=1: serving alone): for each format in
+# SERVE_TYPES (default: q4_k_m f16), `forge serve --device cuda` on the 8B-shaped model and
+# scripts/load_gen.py --sweep SERVE_SWEEP (1,16,64,128) with SERVE_DURATION (30) s windows after
+# SERVE_WARMUP (10) s, 450-token prompts, 128 tokens each; serve-8b-<type>-<device>-<date>.{txt,json}
+# and the server's log (.log). The server runs up to 128 sequences of a 1024-token context (the KV
+# pool holds all of them: 128 x 1024 tokens, 16 GiB in F16 for the 8B shape), steps of up to
+# SERVE_BATCH_TOKENS (2048) tokens.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/forge-out}
@@ -16,7 +23,8 @@ DAY=$(date +%F)
 MODELS=${MODELS:-/tmp/forge-models}
 mkdir -p "$MODELS"
 rc=0
-"$BIN/forge" bench --floor --device cuda --json "$OUT/floor-$DEV-$DAY.json" | tee "$OUT/floor-$DEV-$DAY.txt" || rc=1
+[ -n "${SERVE_ONLY:-}" ] && SERVE=1 && TYPES=" " && SKIP_KERNELS=1 && SKIP_FLOOR=1
+[ -n "${SKIP_FLOOR:-}" ] || "$BIN/forge" bench --floor --device cuda --json "$OUT/floor-$DEV-$DAY.json" | tee "$OUT/floor-$DEV-$DAY.txt" || rc=1
 [ -n "${SKIP_KERNELS:-}" ] || "$BIN/forge" bench --attention --device cuda --json "$OUT/attention-$DEV-$DAY.json" | tee "$OUT/attention-$DEV-$DAY.txt" || rc=1
 [ -n "${SKIP_KERNELS:-}" ] || "$BIN/forge" bench --gemv --device cuda --json "$OUT/gemv-$DEV-$DAY.json" | tee "$OUT/gemv-$DEV-$DAY.txt" || rc=1
 for type in ${TYPES:-f16 bf16 q4_0 q4_k_m q6_k q8_0}; do
@@ -27,4 +35,39 @@ for type in ${TYPES:-f16 bf16 q4_0 q4_k_m q6_k q8_0}; do
   "$BIN/forge" bench -m "$m" --device cuda --batched --seqs "${SEQS:-1,16,64,128}" --pp 512 --tg 128 \
     --json "$OUT/batched-8b-$type-cuda-$DEV-$DAY.json" 2>&1 | tee "$OUT/batched-8b-$type-cuda-$DEV-$DAY.txt" || rc=1
 done
+
+# Serving: one server per format, the load generator's sweep against it.
+serve_sweep() {  # $1: weight format
+  local m=$MODELS/llama-3-8b-$1.gguf port=${SERVE_PORT:-8090} name=serve-8b-$1-$DEV-$DAY
+  [ -f "$m" ] || "$BIN/forge" make-model --preset llama-3-8b --type "$1" "$m" >/dev/null || return 1
+  "$BIN/forge" serve -m "$m" --device cuda --host 127.0.0.1 --port "$port" --parallel 128 \
+    --max-queue 256 -c 1024 --batch-tokens "${SERVE_BATCH_TOKENS:-2048}" --threads 4 \
+    2>"$OUT/$name.log" &
+  local pid=$! ok=1
+  python3 - "$port" <<'PY' || ok=0
+import sys, time, urllib.request
+for _ in range(1200):  # up to 10 minutes of loading
+    try:
+        if urllib.request.urlopen(f"http://127.0.0.1:{sys.argv[1]}/health", timeout=2).status == 200:
+            sys.exit(0)
+    except OSError:
+        pass
+    time.sleep(0.5)
+sys.exit(1)
+PY
+  if [ $ok = 1 ] && kill -0 $pid 2>/dev/null; then
+    python3 scripts/load_gen.py --port "$port" --sweep "${SERVE_SWEEP:-1,16,64,128}" \
+      --duration "${SERVE_DURATION:-30}" --warmup "${SERVE_WARMUP:-10}" --prompt-tokens 450 \
+      --max-tokens 128 --json "$OUT/$name.json" 2>&1 | tee "$OUT/$name.txt" || ok=0
+  else
+    echo "serve ($1): the server did not come up; see $OUT/$name.log" >&2
+  fi
+  kill -TERM $pid 2>/dev/null
+  wait $pid
+  tail -2 "$OUT/$name.log"
+  [ $ok = 1 ]
+}
+if [ -n "${SERVE:-}" ]; then
+  for type in ${SERVE_TYPES:-q4_k_m f16}; do serve_sweep "$type" || rc=1; done
+fi
 exit $rc

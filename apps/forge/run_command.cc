@@ -141,12 +141,13 @@ int RunMany(const Args& a, Model& model, const Tokenizer& tokenizer) {
       stderr,
       "%zu prompts in %lld steps | prompt: %lld tokens | generated: %lld tokens, "
       "%.2f tokens/s | all tokens %.2f/s | prefix cache: %lld of %lld tokens | "
-      "preemptions: %lld | mean TTFT %.3f s\n",
+      "preemptions: %lld | mean TTFT %.3f s | device busy %.3f s of %.3f s in steps\n",
       prompts.size(), static_cast<long long>(st.steps), static_cast<long long>(st.prompt_tokens),
       static_cast<long long>(st.generation_tokens), st.generation_tokens_per_second(),
       st.tokens_per_second(), static_cast<long long>(st.prefix_cache_hits),
       static_cast<long long>(st.prefix_cache_queries), static_cast<long long>(st.preemptions),
-      st.ttft_count ? st.ttft_seconds_sum / st.ttft_count : 0.0);
+      st.ttft_count ? st.ttft_seconds_sum / st.ttft_count : 0.0, st.device_busy_seconds,
+      st.busy_seconds);
   return failed ? 1 : 0;
 }
 

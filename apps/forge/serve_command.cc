@@ -1,6 +1,7 @@
 // forge serve -m MODEL.gguf [--host H --port P --api-key K ...]: the OpenAI-compatible HTTP server
 // (src/server) over one engine. It listens before the model loads (/health: 503, then 200) and
 // shuts down gracefully on SIGINT or SIGTERM.
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -110,11 +111,21 @@ int Serve(Args& a) {
   std::fprintf(stderr, "forge serve: ready: model '%s', context %lld, %d sequences\n",
                served.name.c_str(), static_cast<long long>((*engine)->ctx_size()), a.parallel);
 
+  const auto ready = std::chrono::steady_clock::now();
   int sig = 0;
   sigwait(&signals, &sig);
   std::fprintf(stderr, "forge serve: signal %d: shutting down\n", sig);
   srv.Shutdown();
   (*engine)->Stop();
+  const EngineStats st = (*engine)->stats();
+  const double up = std::chrono::duration<double>(std::chrono::steady_clock::now() - ready).count();
+  std::fprintf(stderr,
+               "forge serve: %lld requests, %lld steps, %lld prompt + %lld generated tokens; "
+               "device busy %.2f s of %.2f s served (%.1f%%)\n",
+               static_cast<long long>(st.requests_finished), static_cast<long long>(st.steps),
+               static_cast<long long>(st.prompt_tokens),
+               static_cast<long long>(st.generation_tokens), st.device_busy_seconds, up,
+               up > 0 ? 100.0 * st.device_busy_seconds / up : 0.0);
   // Sessions and queued I/O handlers may still hold request state that refers to the engine:
   // they go first, while the engine, model and tokenizer still exist.
   srv_owner.reset();

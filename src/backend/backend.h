@@ -3,6 +3,7 @@
 // only offsets pointers, never reads through them.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -71,6 +72,24 @@ class Backend {
     *free_bytes = *total_bytes = 0;
   }
 
+  // Busy time: the caller brackets stretches of device work with MarkBusyBegin / MarkBusyEnd
+  // (an engine step's forward, its sampling); BusySeconds is the total time the device spent
+  // inside the brackets whose work has completed. Calls come from the one thread that queues the
+  // work; unpaired calls are ignored. The default (host backends, whose ops run synchronously):
+  // host wall time between the marks. A GPU backend times the brackets on the device, without
+  // waiting for them.
+  virtual void MarkBusyBegin() {
+    if (!host_busy_open_) host_busy_begin_ = std::chrono::steady_clock::now();
+    host_busy_open_ = true;
+  }
+  virtual void MarkBusyEnd() {
+    if (!host_busy_open_) return;
+    host_busy_open_ = false;
+    host_busy_seconds_ +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_busy_begin_).count();
+  }
+  virtual double BusySeconds() { return host_busy_seconds_; }
+
   // The activation dtype this backend runs a model in by default, given the type most of its
   // matmul weights are stored in (the CPU: always F32).
   virtual DType DefaultActivationType(GgmlType weight_type) const = 0;
@@ -115,6 +134,12 @@ class Backend {
   virtual Status GatherRows(const GatherRowsParams& p) = 0;
   // Chooses each row's next token where the logits are; rows, edits and out in backend memory.
   virtual Status Sample(const SampleParams& p) = 0;
+
+ private:
+  // The default busy timer.
+  std::chrono::steady_clock::time_point host_busy_begin_;
+  bool host_busy_open_ = false;
+  double host_busy_seconds_ = 0;
 };
 
 // The CPU backend (always available).

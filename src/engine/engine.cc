@@ -64,7 +64,8 @@ Engine::Engine(Model& model, const Tokenizer* tokenizer, const EngineOptions& op
     : model_(model),
       tokenizer_(tokenizer),
       options_(options),
-      sampler_(static_cast<int32_t>(model.config().n_vocab)) {}
+      sampler_(static_cast<int32_t>(model.config().n_vocab)),
+      busy_window_(Clock::now()) {}
 
 StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer* tokenizer,
                                                  const EngineOptions& options) {
@@ -130,6 +131,8 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer* 
   engine->ctx_size_ = ctx;
   engine->max_context_ = std::min<int64_t>(ctx, int64_t{so.num_blocks} * so.block_size);
   engine->n_vocab_ = static_cast<int32_t>(model.config().n_vocab);
+  // The backend's busy time so far belongs to earlier engines on it.
+  engine->backend_busy_seen_ = model.backend().BusySeconds();
   if (tokenizer) {
     const auto& eog = tokenizer->vocab().eog;
     engine->eos_ids_.assign(eog.begin(), eog.end());
@@ -298,6 +301,7 @@ EngineStats Engine::stats() const {
   {
     std::lock_guard<std::mutex> lock(stats_mu_);
     s = stats_;
+    s.device_busy_ratio = busy_window_.Ratio(Clock::now());
   }
   std::lock_guard<std::mutex> lock(mu_);
   s.waiting += static_cast<int64_t>(pending_.size());

@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/busy_window.h"
 #include "engine/engine_options.h"
 #include "engine/request.h"
 #include "engine/sample_rows.h"
@@ -128,6 +129,10 @@ class Engine {
 
   mutable std::mutex stats_mu_;
   EngineStats stats_;
+  // Backend::BusySeconds() at the last PublishStats (at creation: one engine per backend at a
+  // time counts its own steps only).
+  double backend_busy_seen_ = 0;
+  BusyWindow busy_window_;
 };
 
 }  // namespace forge

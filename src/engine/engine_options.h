@@ -69,6 +69,11 @@ struct EngineStats {
   int64_t prompt_tokens = 0;      // computed prompt tokens (recomputation after preemption too)
   int64_t generation_tokens = 0;  // sampled tokens
   double busy_seconds = 0;        // time inside steps that ran something
+  // Device time inside the steps' forwards and sampling (Backend::BusySeconds: timed on the
+  // device by a GPU backend, host wall time on the CPU), and its share of the wall time of the
+  // last 10 s (BusyWindow; since the engine's creation when younger), in [0, 1].
+  double device_busy_seconds = 0;
+  double device_busy_ratio = 0;
   int64_t requests_submitted = 0;
   int64_t requests_finished = 0;  // every sample ended (stopped, length, cancelled or failed)
   int64_t requests_cancelled = 0;

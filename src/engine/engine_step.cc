@@ -94,7 +94,6 @@ void Engine::CancelRequest(Request* r, const Status& why) {
 }
 
 Status Engine::RunPlan(const StepPlan& plan) {
-  RETURN_IF_ERROR(CopyKvBlocks(model_.backend(), *cache_, plan.copies));
   ForwardBatch batch;
   batch.block_size = scheduler_->options().block_size;
   std::vector<int32_t> tokens;
@@ -106,7 +105,16 @@ Status Engine::RunPlan(const StepPlan& plan) {
         item.wants_logits ? ForwardBatch::Logits::kLast : ForwardBatch::Logits::kNone));
   }
   batch.Finish();
-  return model_.Forward(batch, *cache_, options_.logits_hook ? &logits_ : nullptr);
+  // The device work of the forward, bracketed for the busy timer once the host has built the
+  // batch (the copies for copy-on-write come first).
+  Backend& backend = model_.backend();
+  backend.MarkBusyBegin();
+  Status status = CopyKvBlocks(backend, *cache_, plan.copies);
+  if (status.ok()) {
+    status = model_.Forward(batch, *cache_, options_.logits_hook ? &logits_ : nullptr);
+  }
+  backend.MarkBusyEnd();
+  return status;
 }
 
 void Engine::FailPlan(const StepPlan& plan, const Status& why) {
@@ -156,7 +164,9 @@ void Engine::ProcessOutputs(const StepPlan& plan) {
     if (p.fork || !p.error.ok()) sample_rows_.AppendIdle();
     pending.push_back(std::move(p));
   }
+  model_.backend().MarkBusyBegin();  // the sampling's device work, after the rows are built
   const Status sampled = model_.Sample(sample_rows_.rows, sample_rows_.edits, &sample_out_);
+  model_.backend().MarkBusyEnd();
   for (size_t i = 0; i < pending.size(); ++i) {
     const Pending& p = pending[i];
     if (!sampled.ok()) {
@@ -168,7 +178,9 @@ void Engine::ProcessOutputs(const StepPlan& plan) {
     } else if (p.fork) {
       // An idle row has no edits: logits row i is still the model's.
       fork_row_.resize(n_vocab_);
+      model_.backend().MarkBusyBegin();
       const Status st = model_.DownloadLogitsRow(static_cast<int64_t>(i), fork_row_.data());
+      model_.backend().MarkBusyEnd();
       if (st.ok()) {
         SampleAndFork(p.request, fork_row_);
       } else {
@@ -291,7 +303,13 @@ void Engine::Emit(Request* r, RequestEvent event) {
 void Engine::PublishStats(bool ran, int64_t prefill_tokens, double seconds) {
   const BlockPool& pool = scheduler_->pool();
   const SchedulerStats& ss = scheduler_->stats();
+  // Device time of the brackets finished since the last call (a GPU's may lag by a step).
+  const double busy_total = model_.backend().BusySeconds();
+  const double busy = std::max(busy_total - backend_busy_seen_, 0.0);
+  backend_busy_seen_ = busy_total;
   std::lock_guard<std::mutex> lock(stats_mu_);
+  stats_.device_busy_seconds += busy;
+  if (busy > 0) busy_window_.Add(Clock::now(), busy);
   stats_.waiting = scheduler_->num_waiting();
   stats_.running = scheduler_->num_running();
   stats_.kv_blocks_total = pool.num_blocks();

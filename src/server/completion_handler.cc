@@ -31,7 +31,9 @@ struct Completion : std::enable_shared_from_this<Completion> {
   ResponseMeta meta;
   bool stream = false;
   bool include_usage = false;
+  bool continuous_usage = false;  // every token-carrying event is a chunk with the usage so far
   int64_t prompt_tokens = 0;
+  int64_t generated = 0;  // tokens streamed so far, all samples
   RequestId id = 0;
   std::vector<SampleOutput> samples;
   std::vector<Clock::time_point> last_token;  // per sample, for inter-token latency
@@ -53,11 +55,14 @@ struct Completion : std::enable_shared_from_this<Completion> {
       }
       last_token[ev.sample] = now;
     }
+    generated += static_cast<int64_t>(ev.tokens.size());
     if (stream) {
       if (!ev.text.empty() || ev.finished || (meta.logprobs && !ev.tokens.empty()) ||
-          (meta.chat && !s.started)) {
+          (meta.chat && !s.started) || (continuous_usage && !ev.tokens.empty())) {
         if (!(ev.finished && !ev.status.ok())) {
-          session->SendChunk(SseData(ChunkJson(meta, ev, meta.chat && !s.started, include_usage)));
+          json chunk = ChunkJson(meta, ev, meta.chat && !s.started, include_usage);
+          if (continuous_usage) chunk["usage"] = UsageJson(prompt_tokens, generated);
+          session->SendChunk(SseData(chunk));
           s.started = true;
         }
       }
@@ -219,6 +224,7 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
              model.name, req.logprobs, model.tokenizer};
   c->stream = req.stream;
   c->include_usage = req.include_usage;
+  c->continuous_usage = req.stream && req.include_usage && req.continuous_usage;
   c->prompt_tokens = prompt_len;
   c->samples.resize(req.n);
   c->last_token.resize(req.n);

@@ -224,6 +224,9 @@ std::optional<ApiError> ParseCompletionRequest(const json& body, bool chat,
     if (auto e = GetBool(so, "include_usage", &out->include_usage)) {
       return Bad("stream_options.include_usage", "expected a boolean");
     }
+    if (auto e = GetBool(so, "continuous_usage_stats", &out->continuous_usage)) {
+      return Bad("stream_options.continuous_usage_stats", "expected a boolean");
+    }
   }
   if (chat) {
     if (auto e = GetBool(body, "logprobs", &out->logprobs)) return e;

@@ -26,6 +26,9 @@ struct CompletionRequest {
   int32_t n = 1;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  // stream_options.continuous_usage_stats (as vLLM), with include_usage: every event that
+  // carries tokens is streamed as a chunk (even when its text is held back) with the usage so far.
+  bool continuous_usage = false;
   // max_tokens / max_completion_tokens; unset: the server's default, capped by the context.
   std::optional<int32_t> max_tokens;
   // Logprobs: completions' `logprobs: N` or chat's `logprobs: true` + `top_logprobs: N`.

@@ -101,6 +101,13 @@ std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
          std::to_string(s.steps));
   Metric(&out, "forge_engine_requests_cancelled_total", "counter", "Requests cancelled.",
          std::to_string(s.requests_cancelled));
+  Metric(&out, "forge_device_busy_seconds_total", "counter",
+         "Device time inside the engine steps' forwards and sampling (GPU: CUDA events; CPU: "
+         "host wall time).",
+         Num(s.device_busy_seconds));
+  Metric(&out, "forge_device_busy_ratio", "gauge",
+         "Fraction of the wall time of the last 10 s the device was busy with engine steps.",
+         Num(s.device_busy_ratio));
   return out;
 }
 

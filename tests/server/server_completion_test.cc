@@ -1,5 +1,6 @@
 // End-to-end completions over HTTP against a real `forge serve` on loopback: greedy text equals
-// `forge run`'s, streamed text equals whole text, chat, logprobs, usage, models, tokenize.
+// `forge run`'s, streamed text equals whole text, chat, logprobs, usage (also on every chunk),
+// models, tokenize.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -65,6 +66,57 @@ TEST_F(ServerCompletionTest, GreedyCompletionEqualsForgeRun) {
   json usage = json::parse(events[events.size() - 2]);
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"]["completion_tokens"], 24);
+}
+
+// stream_options.continuous_usage_stats (with include_usage): a chunk for every generated token,
+// each with the usage so far, and the same text as without it.
+TEST_F(ServerCompletionTest, ContinuousUsageStatsCountEveryToken) {
+  for (bool chat : {false, true}) {
+    SCOPED_TRACE(chat ? "chat" : "completions");
+    json req = {{"max_tokens", 20}, {"temperature", 0}, {"ignore_eos", true}, {"stream", true}};
+    if (chat) {
+      req["messages"] = {{{"role", "user"}, {"content", "Tell me a story"}}};
+    } else {
+      req["prompt"] = "Once upon a time";
+    }
+    const std::string path = chat ? "/v1/chat/completions" : "/v1/completions";
+    auto text_of = [chat](const json& chunk) {
+      const json& c = chunk["choices"][0];
+      return chat ? c["delta"].value("content", "") : c["text"].get<std::string>();
+    };
+    req["stream_options"] = {{"include_usage", true}};
+    std::string plain;
+    for (const std::string& e : SseEvents(Http("POST", server_.url(path), req.dump(), "-N").body)) {
+      if (e == "[DONE]") continue;
+      json c = json::parse(e);
+      EXPECT_TRUE(c["usage"].is_null() || c["choices"].empty()) << e;  // only the last has usage
+      if (!c["choices"].empty()) plain += text_of(c);
+    }
+
+    req["stream_options"]["continuous_usage_stats"] = true;
+    HttpResult r = Http("POST", server_.url(path), req.dump(), "-N");
+    ASSERT_EQ(r.status, 200) << r.body;
+    std::vector<std::string> events = SseEvents(r.body);
+    ASSERT_EQ(events.size(), 20u + 2u) << r.body;  // one per token, the usage chunk, [DONE]
+    std::string text;
+    for (int i = 0; i < 20; ++i) {
+      json c = json::parse(events[i]);
+      ASSERT_EQ(c["choices"].size(), 1u) << events[i];
+      EXPECT_EQ(c["usage"]["completion_tokens"], i + 1) << events[i];
+      EXPECT_EQ(c["usage"]["total_tokens"], c["usage"]["prompt_tokens"].get<int>() + i + 1);
+      EXPECT_EQ(c["choices"][0]["finish_reason"], i == 19 ? json("length") : json(nullptr));
+      text += text_of(c);
+    }
+    EXPECT_EQ(text, plain);
+    EXPECT_EQ(json::parse(events[20])["usage"]["completion_tokens"], 20);
+    EXPECT_EQ(events[21], "[DONE]");
+
+    // Without include_usage it changes nothing (as in vLLM).
+    req["stream_options"] = {{"continuous_usage_stats", true}};
+    for (const std::string& e : SseEvents(Http("POST", server_.url(path), req.dump(), "-N").body)) {
+      if (e != "[DONE]") EXPECT_FALSE(json::parse(e).contains("usage")) << e;
+    }
+  }
 }
 
 TEST_F(ServerCompletionTest, TokenIdPromptIsUsedVerbatim) {

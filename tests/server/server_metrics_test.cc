@@ -1,6 +1,6 @@
 // End-to-end /metrics of `forge serve`: promtool accepts it, counters move by exactly the
-// requests and tokens sent, and a client that disconnects mid-stream cancels its request and
-// gives its KV blocks back.
+// requests and tokens sent, a client that disconnects mid-stream cancels its request and gives
+// its KV blocks back, and the device busy counter grows with steps (its ratio a fraction).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -76,11 +76,11 @@ TEST(ServerMetricsTest, DisconnectMidStreamCancelsAndFreesBlocks) {
   const std::string before = Http("GET", server.url("/metrics")).body;
   ASSERT_EQ(MetricValue(before, "forge_kv_blocks_used"), 0);
   // 400 tokens at >= 20 ms a step take >= 8 s; curl hangs up after 0.6 s.
-  json req = {{"prompt", "Once upon a time"}, {"max_tokens", 400}, {"ignore_eos", true},
-              {"stream", true}};
+  json req = {
+      {"prompt", "Once upon a time"}, {"max_tokens", 400}, {"ignore_eos", true}, {"stream", true}};
   HttpResult r = Http("POST", server.url("/v1/completions"), req.dump(), "-N --max-time 0.6");
   EXPECT_EQ(r.status, 200);
-  EXPECT_NE(r.body.find("data: {"), std::string::npos);    // it was streaming
+  EXPECT_NE(r.body.find("data: {"), std::string::npos);       // it was streaming
   EXPECT_EQ(r.body.find("data: [DONE]"), std::string::npos);  // and did not finish
   std::string after;
   bool released = false;
@@ -95,6 +95,45 @@ TEST(ServerMetricsTest, DisconnectMidStreamCancelsAndFreesBlocks) {
   EXPECT_EQ(MetricValue(after, "forge_engine_requests_cancelled_total"), 1);
   // Far fewer than 400 tokens were generated: the request stopped when the client left.
   EXPECT_LT(MetricValue(after, "forge_generation_tokens_total"), 200);
+}
+
+TEST(ServerMetricsTest, DeviceBusyCounterGrowsWithStepsAndRatioIsAFraction) {
+  ServerProcess server("");
+  ASSERT_TRUE(server.ok());
+  constexpr const char* kBusy = "forge_device_busy_seconds_total";
+  constexpr const char* kRatio = "forge_device_busy_ratio";
+  const std::string before = Http("GET", server.url("/metrics")).body;
+  EXPECT_NE(before.find(std::string("# TYPE ") + kBusy + " counter\n"), std::string::npos);
+  EXPECT_NE(before.find(std::string("# TYPE ") + kRatio + " gauge\n"), std::string::npos);
+  EXPECT_EQ(MetricValue(before, kBusy), 0) << before;  // no step has run yet
+  EXPECT_EQ(MetricValue(before, kRatio), 0) << before;
+
+  // The engine publishes a step's stats after the step's last token went out: a scrape right
+  // after the response may precede that publication, so each read polls (up to 5 s) for growth.
+  auto scrape = [&] { return Http("GET", server.url("/metrics")).body; };
+  double last = 0;
+  for (int i = 0; i < 2; ++i) {
+    json req = {{"prompt", "Once upon a time " + std::to_string(i)},
+                {"max_tokens", 24},
+                {"ignore_eos", true}};
+    ASSERT_EQ(Http("POST", server.url("/v1/completions"), req.dump()).status, 200);
+    std::string after = scrape();
+    for (int tries = 0; tries < 100 && MetricValue(after, kBusy) <= last; ++tries) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      after = scrape();
+    }
+    const double busy = MetricValue(after, kBusy), ratio = MetricValue(after, kRatio);
+    EXPECT_GT(busy, last) << "request " << i << ": " << after;  // the steps were counted
+    EXPECT_GT(ratio, 0) << after;
+    EXPECT_LE(ratio, 1) << after;
+    last = busy;
+  }
+  // Idle: once the last step's stats are out, no step runs and the counter stands still.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const double settled = MetricValue(scrape(), kBusy);
+  EXPECT_GE(settled, last);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(MetricValue(scrape(), kBusy), settled);
 }
 
 }  // namespace

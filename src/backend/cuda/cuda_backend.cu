@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend/cuda/add/add_cuda.h"
+#include "backend/cuda/busy_timer.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
@@ -137,6 +138,10 @@ class CudaBackend : public Backend {
     *free_bytes = static_cast<int64_t>(f);
     *total_bytes = static_cast<int64_t>(t);
   }
+  // Busy time from CUDA events around the marked work on the stream (busy_timer.h).
+  void MarkBusyBegin() override { busy_.Begin(stream_); }
+  void MarkBusyEnd() override { busy_.End(stream_); }
+  double BusySeconds() override { return busy_.Seconds(); }
 
   DType DefaultActivationType(GgmlType weight_type) const override {
     return weight_type == GgmlType::kBF16 ? DType::kBF16 : DType::kF16;
@@ -387,6 +392,7 @@ class CudaBackend : public Backend {
   std::unique_ptr<BackendBuffer> attn_ws_;
   std::unique_ptr<BackendBuffer> dq_ws_;               // kDequantScratch
   std::vector<std::unique_ptr<BackendBuffer>> owned_;  // prepared weights
+  cuda::BusyTimer busy_;
 };
 
 }  // namespace
