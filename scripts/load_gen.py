@@ -45,6 +45,8 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+from server_load_test import read_head  # this folder: status and headers of a response
+
 SYLLABLES = ("ka", "lo", "mi", "ter", "shu", "van", "dri", "po", "sel", "ba", "nor", "qui", "fa",
              "ren", "to", "gle", "mu", "sta", "vi", "den", "cro", "la", "pen", "zu", "hal", "ox",
              "bri", "ne", "sor", "ti", "wel", "ga", "mon", "ru", "ith", "ce", "dol", "ap", "fen",
@@ -108,20 +110,6 @@ def request_bytes(cfg, method, path, body):
     if cfg.get("api_key"):
         head += f"Authorization: Bearer {cfg['api_key']}\r\n"
     return head.encode() + b"\r\n" + payload
-
-
-async def read_head(reader):
-    line = await reader.readline()
-    if not line:
-        raise ConnectionError("connection closed before the status line")
-    status = int(line.split()[1])
-    headers = {}
-    while True:
-        line = await reader.readline()
-        if line in (b"\r\n", b"\n", b""):
-            return status, headers
-        name, _, value = line.decode("latin-1").partition(":")
-        headers[name.strip().lower()] = value.strip()
 
 
 async def chunked_lines(reader):

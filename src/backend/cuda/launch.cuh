@@ -1,13 +1,37 @@
-// Small helpers shared by the CUDA op launchers: grid sizing and warp reductions.
+// Small helpers shared by the CUDA op launchers: grid sizing, clustered launches and warp
+// reductions.
 #pragma once
 
+#include <cuda_runtime.h>
+
 #include <cstdint>
+#include <utility>
 
 namespace forge::cuda {
 
 inline unsigned GridFor(int64_t n, int threads, int64_t max_blocks = 65535 * 4) {
   int64_t b = (n + threads - 1) / threads;
   return static_cast<unsigned>(b < 1 ? 1 : (b > max_blocks ? max_blocks : b));
+}
+
+// kernel<<<grid, block, smem, stream>>>(args...) with thread-block clusters of `cluster_x` CTAs
+// along x (1: no cluster attribute).
+template <typename... KernelArgs, typename... Args>
+cudaError_t LaunchClustered(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t smem,
+                            cudaStream_t stream, unsigned cluster_x, Args&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cluster_x;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = cluster_x > 1 ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
 }
 
 __device__ __forceinline__ float WarpSum(float v) {

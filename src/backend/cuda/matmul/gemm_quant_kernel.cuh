@@ -14,6 +14,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
 #include "backend/cuda/dtype.cuh"
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/matmul/gemm_quant_decode.cuh"
 #include "backend/cuda/matmul/gemm_quant_internal.h"
 #include "backend/cuda/matmul/gemv_quant_device.cuh"
@@ -318,20 +319,10 @@ Status LaunchOne(Args a, int64_t m_tiles, int64_t n_tiles, int nsplit, cudaStrea
     nsplit = ChooseSplit(m_tiles * n_tiles, a.units, sms * occ);
   }
   a.units_per_split = (a.units + nsplit - 1) / nsplit;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(nsplit), static_cast<unsigned>(m_tiles),
-                     static_cast<unsigned>(n_tiles));
-  cfg.blockDim = dim3(kThreads, 1, 1);
-  cfg.dynamicSmemBytes = S::kBytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(nsplit);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = nsplit > 1 ? 1 : 0;
-  CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&cfg, kernel, a));
+  const dim3 grid(static_cast<unsigned>(nsplit), static_cast<unsigned>(m_tiles),
+                  static_cast<unsigned>(n_tiles));
+  CUDA_RETURN_IF_ERROR(LaunchClustered(kernel, grid, dim3(kThreads), S::kBytes, stream,
+                                       static_cast<unsigned>(nsplit), a));
   return Status::Ok();
 }
 

@@ -247,19 +247,9 @@ Status LaunchOne(const Args& a, int nsplit, int64_t row_blocks, cudaStream_t str
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kBytes));
     attribute_set.fetch_or(bit, std::memory_order_relaxed);
   }
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = dim3(static_cast<unsigned>(nsplit), static_cast<unsigned>(row_blocks), 1);
-  cfg.blockDim = dim3(kThreads, 1, 1);
-  cfg.dynamicSmemBytes = S::kBytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = static_cast<unsigned>(nsplit);
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = nsplit > 1 ? 1 : 0;
-  CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&cfg, kernel, a));
+  const dim3 grid(static_cast<unsigned>(nsplit), static_cast<unsigned>(row_blocks), 1);
+  CUDA_RETURN_IF_ERROR(LaunchClustered(kernel, grid, dim3(kThreads), S::kBytes, stream,
+                                       static_cast<unsigned>(nsplit), a));
   return Status::Ok();
 }
 
