@@ -2,11 +2,13 @@
 // against the CPU backend (F32 activations over the same dequantized weights): synthetic models
 // of every block format and the Q4_K_M mix, teacher-forced logits within DESIGN's
 // half-precision bound (1e-2) for F16 activations, token by token (the quantized GEMV: one
-// activation row) and in chunks of 17 (the prefill path: dequantized slabs and cuBLAS), and
+// activation row) and in chunks of 17 (the prefill path: dequantized slabs and cuBLAS), a
+// 300-token prompt through an 8192-wide FFN (ffn_down on the fused quantized GEMM), and
 // batched decode steps through captured graphs. The device holds about the file's bytes.
 #include <gtest/gtest.h>
 
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/matmul/gemm_quant_cuda.h"
 #include "gguf/gguf_file.h"
 #include "model/teacher_forced.h"
 #include "modelgen/model_maker.h"
@@ -18,15 +20,15 @@ namespace {
 
 constexpr double kBound = 1e-2;  // DESIGN.md, half precision
 
-std::string MakeQuantModel(const std::string& format) {
+std::string MakeQuantModel(const std::string& format, int64_t n_ff = 768, int64_t n_layer = 2) {
   ModelSpec spec;
   spec.arch = "llama";
-  spec.name = "quant-" + format;
+  spec.name = "quant-" + format + "-ff" + std::to_string(n_ff);
   spec.n_embd = 256;  // one k-quant super-block per 256 columns
   spec.n_head = 4;
   spec.n_head_kv = 2;
-  spec.n_ff = 768;
-  spec.n_layer = 2;
+  spec.n_ff = n_ff;
+  spec.n_layer = n_layer;
   spec.n_vocab = 512;
   EXPECT_TRUE(SetWeightFormat(format, &spec).ok()) << format;
   const std::string path = testing::TempDir() + "/" + spec.name + ".gguf";
@@ -82,6 +84,31 @@ TEST_P(CudaQuantModelTest, TeacherForcedWithinBoundOneByOneAndChunked) {
   EXPECT_NORMALIZED_NEAR(ref->data(), one->data(), ref->size(), kBound) << "GEMV path vs CPU";
   EXPECT_NORMALIZED_NEAR(ref->data(), chunked->data(), ref->size(), kBound)
       << "prefill path vs CPU";
+}
+
+// A prompt of 300 tokens in one forward with an 8192-wide FFN: ffn_down (k = 8192) takes the
+// fused quantized GEMM (GemmQuantPreferred), the other matmuls dequantize + cuBLAS.
+TEST_P(CudaQuantModelTest, LongFfnPrefillThroughTheFusedGemmWithinBound) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  const std::string path = MakeQuantModel(GetParam(), 8192, 1);
+  auto gpu = MakeCudaBackend();
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  auto cpu = MakeCpuBackend();
+  auto mg = Model::Load(path, gpu->get(), {}, {DType::kF16});
+  auto mc = Model::Load(path, cpu.get());
+  ASSERT_TRUE(mg.ok() && mc.ok()) << mg.status().ToString() << mc.status().ToString();
+  const WeightView& down = (*mg)->weights().layers[0].w_down;
+  alignas(16) static uint8_t dummy[16];  // never dereferenced
+  MatmulParams probe{dummy, 0, down, nullptr, dummy, 0, 300};
+  probe.x_type = DType::kF16;
+  probe.out_type = DType::kF16;
+  ASSERT_EQ(down.cols, 8192);
+  ASSERT_TRUE(cuda::GemmQuantPreferred(probe)) << "the backend would not take the fused GEMM";
+  const std::vector<int32_t> ids = Tokens(300, 5);
+  auto ref = TeacherForcedLogits(**mc, ids);
+  auto got = TeacherForcedLogits(**mg, ids, 300);
+  ASSERT_TRUE(ref.ok() && got.ok()) << ref.status().ToString() << got.status().ToString();
+  EXPECT_NORMALIZED_NEAR(ref->data(), got->data(), ref->size(), kBound) << "fused GEMM prefill";
 }
 
 TEST_P(CudaQuantModelTest, BatchedDecodeStepsThroughGraphsWithinBound) {
