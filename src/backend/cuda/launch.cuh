@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 #include <utility>
 
@@ -12,6 +13,20 @@ namespace forge::cuda {
 inline unsigned GridFor(int64_t n, int threads, int64_t max_blocks = 65535 * 4) {
   int64_t b = (n + threads - 1) / threads;
   return static_cast<unsigned>(b < 1 ? 1 : (b > max_blocks ? max_blocks : b));
+}
+
+// Raises `kernel`'s dynamic shared-memory limit to `bytes` on the current device, once per device
+// ordinal (mod 64): `done` is the caller's per-kernel record (a function-local static).
+template <typename Kernel>
+cudaError_t SetMaxDynamicSmemOnce(Kernel kernel, int bytes, std::atomic<uint64_t>* done) {
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  const uint64_t bit = uint64_t{1} << (dev & 63);
+  if ((done->load(std::memory_order_relaxed) & bit) != 0) return cudaSuccess;
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+  if (e == cudaSuccess) done->fetch_or(bit, std::memory_order_relaxed);
+  return e;
 }
 
 // kernel<<<grid, block, smem, stream>>>(args...) with thread-block clusters of `cluster_x` CTAs

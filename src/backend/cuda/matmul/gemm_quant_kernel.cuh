@@ -297,16 +297,9 @@ template <GgmlType kT, typename T, int BN>
 Status LaunchOne(Args a, int64_t m_tiles, int64_t n_tiles, int nsplit, cudaStream_t stream) {
   using S = Smem<kT, BN>;
   auto* kernel = gemm_quant_kernel<kT, T, BN>;
-  static std::atomic<uint64_t> attribute_set{0};  // per device ordinal (mod 64)
-  static std::atomic<int> per_sm{0};              // resident CTAs per SM (one GPU kind)
-  int dev = 0;
-  CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  const uint64_t bit = uint64_t{1} << (dev & 63);
-  if ((attribute_set.load(std::memory_order_relaxed) & bit) == 0) {
-    CUDA_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kBytes));
-    attribute_set.fetch_or(bit, std::memory_order_relaxed);
-  }
+  static std::atomic<uint64_t> smem_set{0};
+  static std::atomic<int> per_sm{0};  // resident CTAs per SM (one GPU kind)
+  CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, S::kBytes, &smem_set));
   int occ = per_sm.load(std::memory_order_relaxed);
   if (occ == 0) {
     CUDA_RETURN_IF_ERROR(

@@ -137,18 +137,33 @@ StatusOr<double> Time(Resources& r, int copies, int reps, Run&& run) {
   return Median(t);
 }
 
-// `copies` matrices of `type` [n, k] in one allocation, random blocks with finite scales.
-StatusOr<uint8_t*> RandomWeights(Resources& r, GgmlType type, int64_t n, int64_t k, int copies) {
+// Copies of one [n, k] matrix of `type` in one allocation, enough to total `rotate` bytes (at
+// least two): random blocks with finite scales.
+struct BenchWeights {
+  int64_t row_bytes = 0;
+  int64_t bytes = 0;  // one copy
+  int copies = 0;
+  uint8_t* data = nullptr;
+  const uint8_t* copy(int c) const { return data + static_cast<int64_t>(c) * bytes; }
+};
+
+StatusOr<BenchWeights> RandomWeights(Resources& r, GgmlType type, int64_t n, int64_t k,
+                                     int64_t rotate) {
+  BenchWeights w;
   const int bb = qd::BlockBytes(type);
-  const int64_t bytes = n * (k / qd::BlockElems(type) * bb);
-  ASSIGN_OR_RETURN(void* w, r.Alloc(static_cast<size_t>(bytes) * copies));
-  uint8_t* wb = static_cast<uint8_t*>(w);
-  fill_bytes<<<2048, 256>>>(wb, static_cast<size_t>(bytes) * copies, 1);
+  w.row_bytes = k / qd::BlockElems(type) * bb;
+  w.bytes = n * w.row_bytes;
+  w.copies = static_cast<int>(std::max<int64_t>(2, (rotate + w.bytes - 1) / w.bytes));
+  const size_t total = static_cast<size_t>(w.bytes) * w.copies;
+  ASSIGN_OR_RETURN(void* mem, r.Alloc(total));
+  w.data = static_cast<uint8_t*>(mem);
+  fill_bytes<<<2048, 256>>>(w.data, total, 1);
   int off0, off1;
   ScaleOffsets(type, &off0, &off1);
-  fix_scales<<<2048, 256>>>(wb, static_cast<size_t>(bytes / bb) * copies, bb, off0, off1, 2);
+  fix_scales<<<2048, 256>>>(w.data, static_cast<size_t>(w.bytes / bb) * w.copies, bb, off0, off1,
+                            2);
   CUDA_RETURN_IF_LAUNCH_ERROR("fix_scales");
-  return wb;
+  return w;
 }
 
 }  // namespace
@@ -191,28 +206,24 @@ StatusOr<std::vector<GemvQuantBenchRow>> RunGemvQuantBench(const GemvQuantBenchO
       rows.push_back(row);
     };
     for (GgmlType type : kFormats) {
-      const int be = qd::BlockElems(type), bb = qd::BlockBytes(type);
-      if (k % be != 0) continue;
-      const int64_t row_bytes = k / be * bb;
-      const int64_t bytes = n * row_bytes;
-      const int copies = static_cast<int>(std::max<int64_t>(2, (rotate + bytes - 1) / bytes));
-      ASSIGN_OR_RETURN(uint8_t* const wb, RandomWeights(r, type, n, k, copies));
+      if (k % qd::BlockElems(type) != 0) continue;
+      ASSIGN_OR_RETURN(const BenchWeights w, RandomWeights(r, type, n, k, rotate));
       for (int m : o.m) {
         MatmulParams p;
         p.x = x;
-        p.w = {type, n, k, row_bytes, wb};
+        p.w = {type, n, k, w.row_bytes, w.data};
         p.out = out;
         p.m = m;
         p.x_type = o.x_type;
         p.out_type = DType::kF32;
         auto run = [&](int c) {
-          p.w.data = wb + static_cast<int64_t>(c) * bytes;
+          p.w.data = w.copy(c);
           return gemv_quant_cuda(p, nullptr);
         };
-        ASSIGN_OR_RETURN(const double s, Time(r, copies, o.repetitions, run));
-        add_row(std::string(TypeName(type)), m, bytes, copies, s);
+        ASSIGN_OR_RETURN(const double s, Time(r, w.copies, o.repetitions, run));
+        add_row(std::string(TypeName(type)), m, w.bytes, w.copies, s);
       }
-      r.Free(wb);
+      r.Free(w.data);
     }
     // F16 weights (the activations as F16): cuBLAS, and gemv_cuda where it applies (m <= 8).
     const int64_t bytes = n * k * 2;
@@ -288,16 +299,12 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
         return InvalidArgumentError("gemm bench: " + std::string(TypeName(type)) +
                                     " is not a block format");
       }
-      const int be = qd::BlockElems(type), bb = qd::BlockBytes(type);
-      if (k % be != 0) continue;
-      const int64_t row_bytes = k / be * bb;
-      const int64_t bytes = n * row_bytes;
-      const int copies = static_cast<int>(std::max<int64_t>(2, (rotate + bytes - 1) / bytes));
-      ASSIGN_OR_RETURN(uint8_t* const wb, RandomWeights(r, type, n, k, copies));
+      if (k % qd::BlockElems(type) != 0) continue;
+      ASSIGN_OR_RETURN(const BenchWeights w, RandomWeights(r, type, n, k, rotate));
       for (int m : o.m) {
         MatmulParams p;
         p.x = x;
-        p.w = {type, n, k, row_bytes, wb};
+        p.w = {type, n, k, w.row_bytes, w.data};
         p.out = out;
         p.m = m;
         p.x_type = o.x_type;
@@ -307,17 +314,18 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
                                       std::string(TypeName(type)) + " m=" + std::to_string(m));
         }
         auto fused = [&](int c) {
-          p.w.data = wb + static_cast<int64_t>(c) * bytes;
+          p.w.data = w.copy(c);
           return gemm_quant_cuda(p, nullptr);
         };
-        ASSIGN_OR_RETURN(const double fs, Time(r, copies, o.repetitions, fused));
-        // As CudaBackend::QuantMatmul did: slabs of rows dequantized, each followed by its GEMM.
+        ASSIGN_OR_RETURN(const double fs, Time(r, w.copies, o.repetitions, fused));
+        // As CudaBackend::QuantMatmul does where it does not prefer the fused GEMM: slabs of
+        // rows dequantized, each followed by its GEMM.
         auto slabs = [&](int c) -> Status {
-          const uint8_t* w = wb + static_cast<int64_t>(c) * bytes;
+          const uint8_t* wc = w.copy(c);
           const float alpha = 1.0f, beta = 0.0f;
           for (int64_t r0 = 0; r0 < n; r0 += slab) {
             const int64_t rows_now = std::min(slab, n - r0);
-            RETURN_IF_ERROR(dequantize_rows_cuda(w + r0 * row_bytes, type, rows_now, k, scratch,
+            RETURN_IF_ERROR(dequantize_rows_cuda(wc + r0 * w.row_bytes, type, rows_now, k, scratch,
                                                  o.x_type, nullptr));
             CUBLAS_RETURN_IF_ERROR(
                 cublasGemmEx(r.cublas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(rows_now), m,
@@ -327,22 +335,22 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
           }
           return Status::Ok();
         };
-        ASSIGN_OR_RETURN(const double ss, Time(r, copies, o.repetitions, slabs));
+        ASSIGN_OR_RETURN(const double ss, Time(r, w.copies, o.repetitions, slabs));
         const double flops = 2.0 * m * static_cast<double>(n) * static_cast<double>(k);
         GemmQuantBenchRow row;
         row.weights = std::string(TypeName(type));
         row.n = n;
         row.k = k;
         row.m = m;
-        row.weight_bytes = bytes;
-        row.copies = copies;
+        row.weight_bytes = w.bytes;
+        row.copies = w.copies;
         row.fused_seconds = fs;
         row.fused_flops_per_second = flops / fs;
         row.slab_seconds = ss;
         row.slab_flops_per_second = flops / ss;
         rows.push_back(row);
       }
-      r.Free(wb);
+      r.Free(w.data);
     }
     r.Free(scratch);
     r.Free(x);

@@ -238,15 +238,8 @@ Status LaunchOne(const Args& a, int nsplit, int64_t row_blocks, cudaStream_t str
   using F = Fmt<kT>;
   using S = Smem<F, T, NT>;
   auto* kernel = gemv_quant_kernel<F, T, NT>;
-  static std::atomic<uint64_t> attribute_set{0};  // per device ordinal (mod 64)
-  int dev = 0;
-  CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  const uint64_t bit = uint64_t{1} << (dev & 63);
-  if ((attribute_set.load(std::memory_order_relaxed) & bit) == 0) {
-    CUDA_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, S::kBytes));
-    attribute_set.fetch_or(bit, std::memory_order_relaxed);
-  }
+  static std::atomic<uint64_t> smem_set{0};
+  CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, S::kBytes, &smem_set));
   const dim3 grid(static_cast<unsigned>(nsplit), static_cast<unsigned>(row_blocks), 1);
   CUDA_RETURN_IF_ERROR(LaunchClustered(kernel, grid, dim3(kThreads), S::kBytes, stream,
                                        static_cast<unsigned>(nsplit), a));

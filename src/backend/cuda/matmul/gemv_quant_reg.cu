@@ -18,6 +18,7 @@
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/matmul/gemv_quant_device.cuh"
 #include "backend/cuda/pdl.cuh"
 
@@ -281,15 +282,8 @@ bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % 
 template <bool kFive>
 Status Launch(const RegArgs& a, cudaStream_t stream) {
   auto* kernel = gemv_quant_reg_kernel<kFive>;
-  static std::atomic<uint64_t> attribute_set{0};  // per device ordinal (mod 64)
-  int dev = 0;
-  CUDA_RETURN_IF_ERROR(cudaGetDevice(&dev));
-  const uint64_t bit = uint64_t{1} << (dev & 63);
-  if ((attribute_set.load(std::memory_order_relaxed) & bit) == 0) {
-    CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              Q45K<kFive>::kSmem));
-    attribute_set.fetch_or(bit, std::memory_order_relaxed);
-  }
+  static std::atomic<uint64_t> smem_set{0};
+  CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, Q45K<kFive>::kSmem, &smem_set));
   const int64_t rows_per_cta = 16 * (kWarps / a.ks);
   const int64_t blocks = (a.n + rows_per_cta - 1) / rows_per_cta;
   CUDA_RETURN_IF_ERROR(LaunchDependent(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
