@@ -65,6 +65,17 @@ class Backend {
   virtual Status Download(void* dst, const void* src, size_t bytes) = 0;
   // Backend -> backend copy, ordered with the ops (memcpy on the CPU).
   virtual Status Copy(void* dst, const void* src, size_t bytes) = 0;
+  // Backend -> backend copy of `rows` rows of `width` bytes, from src (rows src_pitch bytes
+  // apart) to dst (rows dst_pitch bytes apart), ordered with the ops.
+  // The default: a Copy per row.
+  virtual Status Copy2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                        size_t width, size_t rows) {
+    for (size_t r = 0; r < rows; ++r) {
+      RETURN_IF_ERROR(Copy(static_cast<char*>(dst) + r * dst_pitch,
+                           static_cast<const char*>(src) + r * src_pitch, width));
+    }
+    return Status::Ok();
+  }
   // Waits for queued work (no-op on the CPU).
   virtual Status Synchronize() = 0;
   // Memory the backend can still allocate and its total, in bytes (0, 0 when unknown: the CPU).

@@ -62,6 +62,7 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   }
   int64_t chunk = (n + parts - 1) / parts;
   chunk = (chunk + grain - 1) / grain * grain;
+  std::lock_guard<std::mutex> call(call_mu_);
   {
     std::lock_guard<std::mutex> lock(mu_);
     fn_ = &fn;

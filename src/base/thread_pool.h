@@ -22,7 +22,8 @@ class ThreadPool {
 
   int size() const { return static_cast<int>(workers_.size()) + 1; }
   // Runs fn(begin, end) over disjoint chunks covering [0, n); the calling thread takes a chunk.
-  // Chunks are multiples of `grain` (except the last). Not reentrant.
+  // Chunks are multiples of `grain` (except the last). Not reentrant; calls from several threads
+  // (tensor-parallel ranks on host backends) take turns.
   void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain = 1);
 
   // The process-wide pool.
@@ -32,6 +33,7 @@ class ThreadPool {
   void WorkerLoop(int index);
 
   std::vector<std::thread> workers_;
+  std::mutex call_mu_;  // one ParallelFor at a time
   std::mutex mu_;
   std::condition_variable start_cv_, done_cv_;
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;

@@ -125,8 +125,7 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer* 
   }
   RETURN_IF_ERROR(so.Validate());
   auto engine = std::unique_ptr<Engine>(new Engine(model, tokenizer, options));
-  ASSIGN_OR_RETURN(engine->cache_, KvCache::Create(model.backend(),
-                                                   model.CacheShape(so.num_blocks, so.block_size)));
+  ASSIGN_OR_RETURN(engine->cache_, model.CreateKvCache(so.num_blocks, so.block_size));
   engine->scheduler_ = std::make_unique<Scheduler>(so);
   engine->ctx_size_ = ctx;
   engine->max_context_ = std::min<int64_t>(ctx, int64_t{so.num_blocks} * so.block_size);

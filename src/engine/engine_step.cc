@@ -109,7 +109,10 @@ Status Engine::RunPlan(const StepPlan& plan) {
   // batch (the copies for copy-on-write come first).
   Backend& backend = model_.backend();
   backend.MarkBusyBegin();
-  Status status = CopyKvBlocks(backend, *cache_, plan.copies);
+  Status status = Status::Ok();
+  for (int r = 0; r < model_.tensor_parallel() && status.ok(); ++r) {  // every rank's pools
+    status = CopyKvBlocks(model_.backend(r), *cache_, plan.copies, r);
+  }
   if (status.ok()) {
     status = model_.Forward(batch, *cache_, options_.logits_hook ? &logits_ : nullptr);
   }

@@ -36,7 +36,7 @@ StatusOr<GenerateResult> Generator::Generate(const GenerateRequest& req,
 
   const int bs = options_.block_size;
   const int64_t blocks = (n_prompt + max_new + bs - 1) / bs;
-  ASSIGN_OR_RETURN(auto cache, KvCache::Create(model_.backend(), model_.CacheShape(blocks, bs)));
+  ASSIGN_OR_RETURN(auto cache, model_.CreateKvCache(blocks, bs));
   std::vector<int32_t> table(blocks);
   std::iota(table.begin(), table.end(), 0);
 

@@ -6,7 +6,7 @@
 
 namespace forge {
 
-Status CopyKvBlocks(Backend& backend, KvCache& cache, std::span<const BlockCopy> copies) {
+Status CopyKvBlocks(Backend& backend, KvCache& cache, std::span<const BlockCopy> copies, int rank) {
   if (copies.empty()) return Status::Ok();
   const KvCacheShape& s = cache.shape();
   const size_t block_bytes = static_cast<size_t>(s.bytes_per_layer_block());
@@ -17,7 +17,7 @@ Status CopyKvBlocks(Backend& backend, KvCache& cache, std::span<const BlockCopy>
                            std::to_string(s.num_blocks) + " blocks");
     }
     for (int64_t l = 0; l < s.n_layer; ++l) {
-      for (void* pool : {cache.k(l), cache.v(l)}) {
+      for (void* pool : {cache.k(l, rank), cache.v(l, rank)}) {
         char* base = static_cast<char*>(pool);
         RETURN_IF_ERROR(
             backend.Copy(base + c.dst * block_bytes, base + c.src * block_bytes, block_bytes));

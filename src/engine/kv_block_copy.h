@@ -11,7 +11,9 @@
 
 namespace forge {
 
-// Requires: every id in [0, cache.shape().num_blocks).
-Status CopyKvBlocks(Backend& backend, KvCache& cache, std::span<const BlockCopy> copies);
+// Requires: every id in [0, cache.shape().num_blocks). `backend` holds rank `rank`'s pools
+// (tensor parallelism: call once per rank).
+Status CopyKvBlocks(Backend& backend, KvCache& cache, std::span<const BlockCopy> copies,
+                    int rank = 0);
 
 }  // namespace forge

@@ -1,8 +1,13 @@
 // Model: a loaded llama-family GGUF (config + weights bound over the mapping) and its forward
 // pass over a ForwardBatch on a Backend, writing K/V into a paged KvCache. Decode steps on a
 // backend with graphs are recorded once per (batch bucket, block-table width) and replayed.
+// Tensor parallelism: one backend (device) per rank, each holding its shard of the weights
+// (model_shard.h) and of the KV cache; every rank runs the same step on its own thread, the
+// ranks' partial sums meet through a Collective, and the logits are gathered on rank 0, where
+// sampling runs.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -12,9 +17,12 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/collective.h"
 #include "gguf/gguf_file.h"
 #include "model/model_config.h"
+#include "model/model_shard.h"
 #include "model/model_weights.h"
+#include "model/rank_threads.h"
 #include "runtime/forward_batch.h"
 #include "runtime/kv_cache.h"
 
@@ -44,15 +52,37 @@ class Model {
   static StatusOr<std::unique_ptr<Model>> FromFile(std::unique_ptr<GgufFile> file, Backend* backend,
                                                    const LoadProgress& progress = {},
                                                    const ModelOptions& options = {});
+  // Tensor parallelism over ranks.size() backends (one device each; they and the collective
+  // must outlive the model). The collective has ranks.size() ranks; it may be null for one rank.
+  // Shards that cannot be cut (model_shard.h) are refused with the reason.
+  static StatusOr<std::unique_ptr<Model>> LoadParallel(const std::string& path,
+                                                       std::vector<Backend*> ranks,
+                                                       Collective* collective,
+                                                       const LoadProgress& progress = {},
+                                                       const ModelOptions& options = {});
+  static StatusOr<std::unique_ptr<Model>> FromFileParallel(std::unique_ptr<GgufFile> file,
+                                                           std::vector<Backend*> ranks,
+                                                           Collective* collective,
+                                                           const LoadProgress& progress = {},
+                                                           const ModelOptions& options = {});
+  ~Model();
 
   const ModelConfig& config() const { return config_; }
   const GgufFile& file() const { return *file_; }
-  // Weights as the backend uses them, and as views of the mapped file.
-  const ModelWeights& weights() const { return weights_; }
-  const ModelWeights& host_weights() const { return host_weights_; }
-  Backend& backend() { return *backend_; }
+  // Ranks of tensor parallelism (1: none).
+  int tensor_parallel() const { return static_cast<int>(ranks_.size()); }
+  // A rank's weights as its backend uses them, and as host views (of the mapped file, or of the
+  // shard's copies of column ranges).
+  const ModelWeights& weights(int rank = 0) const { return ranks_[rank]->weights; }
+  const ModelWeights& host_weights(int rank = 0) const { return ranks_[rank]->shard.weights; }
+  const ShardPlan& shard_plan(int rank = 0) const { return ranks_[rank]->plan; }
+  // Rank 0's backend holds the logits and runs Sample.
+  Backend& backend(int rank = 0) { return *ranks_[rank]->backend; }
   DType dtype() const { return dtype_; }
+  // The KV cache of one rank (its KV heads); every rank's pools have this shape.
   KvCacheShape CacheShape(int64_t num_blocks, int64_t block_size = 16) const;
+  // A KV cache with pools on every rank's backend.
+  StatusOr<std::unique_ptr<KvCache>> CreateKvCache(int64_t num_blocks, int64_t block_size = 16);
   const ModelStats& stats() const { return stats_; }
   void set_graphs_enabled(bool on) { graphs_enabled_ = on; }
 
@@ -86,27 +116,45 @@ class Model {
     std::unique_ptr<BackendGraph> graph;
   };
 
-  Status EnsureWorkspace(int64_t n_tokens, int64_t n_out);
-  Status RunLayers(const StepMeta& s, KvCache& cache);
-  Status ForwardEager(const ForwardBatch& b, KvCache& cache);
+  // One rank's shard, backend and workspace.
+  struct Rank {
+    int index = 0;
+    Backend* backend = nullptr;
+    ShardPlan plan;
+    WeightShard shard;     // config (the shard's dims) and host views
+    ModelWeights weights;  // as the backend uses them
+    // Workspace (backend memory), grown on demand; growing drops the recorded graphs.
+    int64_t ws_tokens = 0, ws_out = 0, ws_meta = 0;
+    std::unique_ptr<BackendBuffer> x, xn, qkv, attn, ff, act, delta, out_rows, logits, meta;
+    // Tensor parallelism: this rank's logits [ws_out, vocab_pad] and everyone's, gathered.
+    std::unique_ptr<BackendBuffer> logits_part, logits_all;
+    std::map<std::pair<int64_t, int64_t>, Graph> graphs;  // (batch bucket, table width)
+  };
+
+  Status EnsureWorkspace(Rank& r, int64_t n_tokens, int64_t n_out);
+  Status RunLayers(Rank& r, const StepMeta& s, KvCache& cache);
+  Status GatherLogits(Rank& r, int64_t n_out);
+  Status ForwardEager(Rank& r, const ForwardBatch& b, KvCache& cache);
   bool GraphEligible(const ForwardBatch& b) const;
-  Status ForwardGraph(const ForwardBatch& b, KvCache& cache);
+  Status ForwardGraph(Rank& r, const ForwardBatch& b, KvCache& cache);
+  // Runs fn on every rank at once (each on its own thread under tensor parallelism). A failure
+  // aborts the collective: the model refuses further steps (the ranks' queues are out of step).
+  Status OnRanks(const std::function<Status(Rank&)>& fn);
+  // Waits for every rank's queued work; the first error.
+  Status SynchronizeRanks();
 
   std::unique_ptr<GgufFile> file_;
   ModelConfig config_;
-  ModelWeights weights_;
-  ModelWeights host_weights_;
-  Backend* backend_ = nullptr;
   DType dtype_ = DType::kF32;
   bool graphs_enabled_ = true;
   ModelStats stats_;
-  // Workspace (backend memory), grown on demand; growing drops the recorded graphs.
-  int64_t ws_tokens_ = 0, ws_out_ = 0, ws_meta_ = 0;
-  int64_t last_n_out_ = 0;                    // logits rows the last Forward left in logits_
+  std::vector<std::unique_ptr<Rank>> ranks_;
+  Collective* collective_ = nullptr;
+  std::unique_ptr<RankThreads> threads_;
+  Status broken_ = Status::Ok();              // why a tensor-parallel step left the ranks unusable
+  int64_t last_n_out_ = 0;                    // logits rows the last Forward left on rank 0
   std::unique_ptr<BackendBuffer> sample_ws_;  // Sample's rows, edits and outputs
   std::vector<char> sample_host_;
-  std::unique_ptr<BackendBuffer> x_, xn_, qkv_, attn_, ff_, act_, delta_, out_rows_, logits_, meta_;
-  std::map<std::pair<int64_t, int64_t>, Graph> graphs_;  // (batch bucket, table width)
 };
 
 }  // namespace forge

@@ -65,7 +65,7 @@ StatusOr<ModelBenchResult> RunModelBench(Model& model, const ModelBenchOptions& 
   const int bs = 16;
   const int64_t max_tokens = std::max(o.pp_tokens, o.tg_tokens);
   const int64_t blocks = (max_tokens + bs - 1) / bs;
-  ASSIGN_OR_RETURN(auto cache, KvCache::Create(model.backend(), model.CacheShape(blocks, bs)));
+  ASSIGN_OR_RETURN(auto cache, model.CreateKvCache(blocks, bs));
   std::vector<int32_t> table(blocks);
   std::iota(table.begin(), table.end(), 0);
   std::mt19937 rng(1);
@@ -198,7 +198,7 @@ StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOpt
   // The workspace for the largest step first, then the pool (sequence s owns a run of blocks).
   RETURN_IF_ERROR(
       model.ReserveWorkspace(std::max<int64_t>(o.prefill_chunk_tokens, max_seqs), max_seqs));
-  ASSIGN_OR_RETURN(auto cache, KvCache::Create(model.backend(), model.CacheShape(r.kv_blocks, bs)));
+  ASSIGN_OR_RETURN(auto cache, model.CreateKvCache(r.kv_blocks, bs));
   std::vector<std::vector<int32_t>> tables(max_seqs);
   for (int s = 0; s < max_seqs; ++s) {
     tables[s].resize(blocks_per_seq);

@@ -35,20 +35,23 @@ int64_t MetaInts(int64_t T, int64_t S, int64_t W, int64_t n_out) {
 
 }  // namespace
 
-Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
-  const ModelConfig& c = config_;
-  Backend& be = *backend_;
+Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
+  const ModelConfig& c = r.shard.config;  // the shard's head counts, n_ff and vocabulary rows
+  const ModelWeights& weights = r.weights;
+  Backend& be = *r.backend;
   const DType a = dtype_;
   const int64_t T = s.n_tokens;
-  float* x = x_->f32();
-  void* xn = xn_->data();
+  const int rank = r.index;
+  const bool parallel = tensor_parallel() > 1;
+  float* x = r.x->f32();
+  void* xn = r.xn->data();
   const int64_t qkv_dim = c.q_dim() + 2 * c.kv_dim();
-  void* attn = attn_->data();
-  void* act = act_->data();
+  void* attn = r.attn->data();
+  void* act = r.act->data();
   // Products that feed an elementwise op or the residual stay F32 (q/k/v, gate/up, the o and
   // down outputs): each rounding to a half type costs accuracy, and these buffers are small next
   // to the weights. Only GEMM inputs (xn, attn, act) and the KV cache are in the dtype.
-  float* delta = delta_->f32();
+  float* delta = r.delta->f32();
   auto matmul = [&](const void* in, const WeightView& w, const float* bias, void* out,
                     DType out_type) {
     MatmulParams p{in, 0, w, bias, out, 0, T};
@@ -57,11 +60,16 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
     return be.Matmul(p);
   };
 
-  RETURN_IF_ERROR(be.Embedding({weights_.token_embd, s.ids, T, x}));
-  const float* freq_factors = weights_.rope_freqs.data;
+  // Tensor parallelism: each rank holds a slice of the vocabulary, looks up the ids in it (zeros
+  // for the others) and the all-reduce sums the slices; likewise for the row-parallel matmuls
+  // (o and down), whose partial sums over the rank's heads / features meet in `delta`.
+  RETURN_IF_ERROR(
+      be.Embedding({weights.token_embd, s.ids, T, x, r.plan.vocab_begin, config_.n_vocab}));
+  if (parallel) RETURN_IF_ERROR(collective_->AllReduceSum(rank, x, T * c.n_embd));
+  const float* freq_factors = weights.rope_freqs.data;
   const int64_t num_slots = cache.shape().num_blocks * cache.shape().block_size;
   for (int64_t l = 0; l < c.n_layer; ++l) {
-    const LayerWeights& w = weights_.layers[l];
+    const LayerWeights& w = weights.layers[l];
     if (l == 0) {
       RETURN_IF_ERROR(
           be.RmsNorm({x, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
@@ -73,7 +81,7 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
     // cache, and q not at all. Stacked weights: one matmul, rows [T, q | k | v]; else three
     // matmuls into [T, q], [T, k], [T, v].
     const bool fused_qkv = w.wqkv.data != nullptr;
-    float* q = qkv_->f32();
+    float* q = r.qkv->f32();
     float* k = fused_qkv ? q + c.q_dim() : q + T * c.q_dim();
     float* v = fused_qkv ? k + c.kv_dim() : k + T * c.kv_dim();
     const int64_t q_stride = fused_qkv ? qkv_dim : c.q_dim();
@@ -105,14 +113,15 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
     rkv.k.x = k;
     rkv.k.n_heads = c.n_head_kv;
     rkv.k.token_stride = kv_stride;
-    rkv.kv = {k,          v,         kv_stride,  kv_stride,  s.slots, T,          c.n_head_kv,
-              c.head_dim, num_slots, cache.k(l), cache.v(l), a,       DType::kF32};
+    rkv.kv = {k,           v,          kv_stride, kv_stride,        s.slots,          T,
+              c.n_head_kv, c.head_dim, num_slots, cache.k(l, rank), cache.v(l, rank), a,
+              DType::kF32};
     RETURN_IF_ERROR(be.RopeKvWrite(rkv));
     AttentionParams ap;
     ap.q = q;
     ap.q_stride = q_stride;
-    ap.k_cache = cache.k(l);
-    ap.v_cache = cache.v(l);
+    ap.k_cache = cache.k(l, rank);
+    ap.v_cache = cache.v(l, rank);
     ap.out = attn;
     ap.cu_seqlens_q = s.cu;
     ap.seq_lens_k = s.lens;
@@ -130,10 +139,11 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
     ap.q_type = DType::kF32;
     RETURN_IF_ERROR(be.Attention(ap));
     RETURN_IF_ERROR(matmul(attn, w.wo, nullptr, delta, DType::kF32));
+    if (parallel) RETURN_IF_ERROR(collective_->AllReduceSum(rank, delta, T * c.n_embd));
     RETURN_IF_ERROR(
         be.AddRmsNorm({x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
     // Stacked: one matmul, rows [T, gate | up]; else [T, gate] then [T, up].
-    float* gate = ff_->f32();
+    float* gate = r.ff->f32();
     if (w.w_gate_up.data != nullptr) {
       RETURN_IF_ERROR(matmul(xn, w.w_gate_up, nullptr, gate, DType::kF32));
       RETURN_IF_ERROR(
@@ -145,16 +155,39 @@ Status Model::RunLayers(const StepMeta& s, KvCache& cache) {
       RETURN_IF_ERROR(be.Swiglu({gate, up, act, T, c.n_ff, 0, 0, DType::kF32, a}));
     }
     RETURN_IF_ERROR(matmul(act, w.w_down, nullptr, delta, DType::kF32));
+    if (parallel) RETURN_IF_ERROR(collective_->AllReduceSum(rank, delta, T * c.n_embd));
   }
   if (s.n_out == 0) return Status::Ok();
   RETURN_IF_ERROR(be.AddRmsNorm(
-      {x, delta, weights_.output_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
-  void* rows = out_rows_->data();
+      {x, delta, weights.output_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
+  void* rows = r.out_rows->data();
   RETURN_IF_ERROR(be.GatherRows({xn, s.out_idx, s.n_out, c.n_embd, rows, a}));
-  MatmulParams head{rows, 0, weights_.output, nullptr, logits_->f32(), 0, s.n_out};
+  // Tensor parallelism: the rank's vocabulary rows into [n_out, vocab_pad], then gathered.
+  float* out = parallel ? r.logits_part->f32() : r.logits->f32();
+  MatmulParams head{rows,   0, weights.output, nullptr, out, parallel ? r.plan.vocab_pad : 0,
+                    s.n_out};
   head.x_type = a;
   head.out_type = DType::kF32;
-  return be.Matmul(head);
+  RETURN_IF_ERROR(be.Matmul(head));
+  return parallel ? GatherLogits(r, s.n_out) : Status::Ok();
+}
+
+Status Model::GatherLogits(Rank& r, int64_t n_out) {
+  const int64_t pad = r.plan.vocab_pad;
+  const size_t part_bytes = static_cast<size_t>(n_out * pad * 4);
+  RETURN_IF_ERROR(collective_->AllGather(r.index, r.logits_part->data(), r.logits_all->data(),
+                                         static_cast<int64_t>(part_bytes)));
+  if (r.index != 0) return Status::Ok();
+  // logits_all is [rank][n_out][pad]; rank 0's logits are [n_out][n_vocab], rank q's slice at
+  // column q * pad.
+  for (const auto& q : ranks_) {
+    const int64_t cols = q->plan.n_vocab;
+    RETURN_IF_ERROR(r.backend->Copy2D(
+        r.logits->f32() + q->plan.vocab_begin, static_cast<size_t>(config_.n_vocab * 4),
+        static_cast<char*>(r.logits_all->data()) + q->index * part_bytes,
+        static_cast<size_t>(pad * 4), static_cast<size_t>(cols * 4), static_cast<size_t>(n_out)));
+  }
+  return Status::Ok();
 }
 
 Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>* logits) {
@@ -174,26 +207,47 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
                                 " differs from the model's " + DTypeName(dtype_));
   }
   RETURN_IF_ERROR(b.Validate(cache.shape().num_blocks, config_.n_vocab));
-  if (GraphEligible(b)) {
-    RETURN_IF_ERROR(ForwardGraph(b, cache));
+  if (cache.ranks() != tensor_parallel()) {
+    return InvalidArgumentError("KV cache of " + std::to_string(cache.ranks()) +
+                                " ranks for a model of " + std::to_string(tensor_parallel()));
+  }
+  const bool graph = GraphEligible(b);
+  RETURN_IF_ERROR(OnRanks(
+      [&](Rank& r) { return graph ? ForwardGraph(r, b, cache) : ForwardEager(r, b, cache); }));
+  if (graph) {
+    ++stats_.graph_replays;
   } else {
-    RETURN_IF_ERROR(ForwardEager(b, cache));
+    ++stats_.eager_forwards;
   }
   last_n_out_ = n_out;
+  Backend& be = backend();
   if (logits == nullptr) return Status::Ok();
   logits->resize(n_out * config_.n_vocab);
   if (n_out > 0) {
-    RETURN_IF_ERROR(backend_->Download(logits->data(), logits_->f32(),
-                                       n_out * config_.n_vocab * sizeof(float)));
+    RETURN_IF_ERROR(be.Download(logits->data(), ranks_[0]->logits->f32(),
+                                n_out * config_.n_vocab * sizeof(float)));
   }
-  return backend_->Synchronize();
+  return be.Synchronize();
+}
+
+Status Model::OnRanks(const std::function<Status(Rank&)>& fn) {
+  if (!broken_.ok()) return broken_;
+  if (tensor_parallel() == 1) return fn(*ranks_[0]);
+  Status s =
+      threads_->Run([&](int r) { return fn(*ranks_[r]); }, [&](int) { collective_->Abort(); });
+  if (!s.ok()) {
+    broken_ = FailedPreconditionError("a tensor-parallel step failed (" + s.ToString() +
+                                      "); the model must be loaded again");
+  }
+  return s;
 }
 
 Status Model::Sample(std::span<const SampleRow> rows, std::span<const LogitEdit> edits,
                      std::vector<SampleOut>* out) {
   const int64_t n = static_cast<int64_t>(rows.size());
   out->assign(n, SampleOut{});
-  if (n == 0) return backend_->Synchronize();  // the step ends here: its errors are its own
+  Backend& be = backend();
+  if (n == 0) return SynchronizeRanks();  // the step ends here: its errors are its own
   if (n > last_n_out_) {
     return FailedPreconditionError("sample: " + std::to_string(n) +
                                    " rows, the last forward left " + std::to_string(last_n_out_) +
@@ -208,7 +262,7 @@ Status Model::Sample(std::span<const SampleRow> rows, std::span<const LogitEdit>
   if (!sample_ws_ || sample_ws_->size() < total) {
     const size_t grown = std::max(total, sample_ws_ ? 2 * sample_ws_->size() : total);
     sample_ws_.reset();
-    ASSIGN_OR_RETURN(sample_ws_, backend_->Alloc(grown));
+    ASSIGN_OR_RETURN(sample_ws_, be.Alloc(grown));
   }
   sample_host_.resize(rows_bytes + edits_bytes);
   std::memcpy(sample_host_.data(), rows.data(), n * sizeof(SampleRow));
@@ -216,17 +270,26 @@ Status Model::Sample(std::span<const SampleRow> rows, std::span<const LogitEdit>
     std::memcpy(sample_host_.data() + rows_bytes, edits.data(), edits.size() * sizeof(LogitEdit));
   }
   char* base = static_cast<char*>(sample_ws_->data());
-  RETURN_IF_ERROR(backend_->Upload(base, sample_host_.data(), sample_host_.size()));
+  RETURN_IF_ERROR(be.Upload(base, sample_host_.data(), sample_host_.size()));
   SampleParams p;
-  p.logits = logits_->f32();
+  p.logits = ranks_[0]->logits->f32();
   p.n_rows = n;
   p.n_vocab = config_.n_vocab;
   p.rows = reinterpret_cast<const SampleRow*>(base);
   p.edits = reinterpret_cast<const LogitEdit*>(base + rows_bytes);
   p.out = reinterpret_cast<SampleOut*>(base + rows_bytes + edits_bytes);
-  RETURN_IF_ERROR(backend_->Sample(p));
-  RETURN_IF_ERROR(backend_->Download(out->data(), p.out, out_bytes));
-  return backend_->Synchronize();
+  RETURN_IF_ERROR(be.Sample(p));
+  RETURN_IF_ERROR(be.Download(out->data(), p.out, out_bytes));
+  return SynchronizeRanks();
+}
+
+Status Model::SynchronizeRanks() {
+  Status first = Status::Ok();
+  for (const auto& r : ranks_) {
+    Status s = r->backend->Synchronize();
+    if (first.ok()) first = s;
+  }
+  return first;
 }
 
 Status Model::DownloadLogitsRow(int64_t row, float* out) {
@@ -234,23 +297,24 @@ Status Model::DownloadLogitsRow(int64_t row, float* out) {
     return OutOfRangeError("logits row " + std::to_string(row) + " of " +
                            std::to_string(last_n_out_));
   }
-  RETURN_IF_ERROR(backend_->Download(out, logits_->f32() + row * config_.n_vocab,
-                                     config_.n_vocab * sizeof(float)));
-  return backend_->Synchronize();
+  Backend& be = backend();
+  RETURN_IF_ERROR(be.Download(out, ranks_[0]->logits->f32() + row * config_.n_vocab,
+                              config_.n_vocab * sizeof(float)));
+  return be.Synchronize();
 }
 
-Status Model::ForwardEager(const ForwardBatch& b, KvCache& cache) {
+Status Model::ForwardEager(Rank& r, const ForwardBatch& b, KvCache& cache) {
   const int64_t T = b.n_tokens(), S = b.n_seqs(), W = b.max_blocks;
   const int64_t n_out = static_cast<int64_t>(b.logits_indices.size());
-  RETURN_IF_ERROR(EnsureWorkspace(T, n_out));
+  RETURN_IF_ERROR(EnsureWorkspace(r, T, n_out));
+  Backend& be = *r.backend;
   const int64_t meta_ints = MetaInts(T, S, W, n_out);
-  if (meta_ints > ws_meta_) {
-    ws_meta_ = std::max(meta_ints, 2 * ws_meta_);
-    meta_.reset();
-    ASSIGN_OR_RETURN(meta_, backend_->Alloc(ws_meta_ * 4));
+  if (meta_ints > r.ws_meta) {
+    r.ws_meta = std::max(meta_ints, 2 * r.ws_meta);
+    r.meta.reset();
+    ASSIGN_OR_RETURN(r.meta, be.Alloc(r.ws_meta * 4));
   }
-  Backend& be = *backend_;
-  int32_t* m = meta_->i32();
+  int32_t* m = r.meta->i32();
   StepMeta s{m,
              m + T,
              m + 2 * T,
@@ -271,12 +335,11 @@ Status Model::ForwardEager(const ForwardBatch& b, KvCache& cache) {
   if (n_out > 0) {
     RETURN_IF_ERROR(be.Upload(const_cast<int32_t*>(s.out_idx), b.logits_indices.data(), n_out * 4));
   }
-  ++stats_.eager_forwards;
-  return RunLayers(s, cache);
+  return RunLayers(r, s, cache);
 }
 
 bool Model::GraphEligible(const ForwardBatch& b) const {
-  if (!graphs_enabled_ || !backend_->SupportsGraphs()) return false;
+  if (!graphs_enabled_ || !ranks_[0]->backend->SupportsGraphs()) return false;
   const int64_t n = b.n_seqs();
   if (n == 0 || b.n_tokens() != n || GraphBucket(n) == 0) return false;
   if (static_cast<int64_t>(b.logits_indices.size()) != n) return false;
@@ -286,19 +349,20 @@ bool Model::GraphEligible(const ForwardBatch& b) const {
   return true;
 }
 
-Status Model::ForwardGraph(const ForwardBatch& b, KvCache& cache) {
+Status Model::ForwardGraph(Rank& r, const ForwardBatch& b, KvCache& cache) {
   const int64_t n = b.n_seqs(), B = GraphBucket(n);
   const int64_t W = PowerOfTwoAtLeast(std::max<int32_t>(b.max_blocks, 1));
-  RETURN_IF_ERROR(EnsureWorkspace(B, B));
+  RETURN_IF_ERROR(EnsureWorkspace(r, B, B));
+  Backend& be = *r.backend;
   std::vector<void*> pools;
   for (int64_t l = 0; l < cache.shape().n_layer; ++l) {
-    pools.push_back(cache.k(l));
-    pools.push_back(cache.v(l));
+    pools.push_back(cache.k(l, r.index));
+    pools.push_back(cache.v(l, r.index));
   }
-  Graph& g = graphs_[{B, W}];
+  Graph& g = r.graphs[{B, W}];
   if (g.graph && g.cache_pools != pools) g.graph.reset();  // recorded against another cache
   if (!g.meta) {
-    ASSIGN_OR_RETURN(g.meta, backend_->Alloc(MetaInts(B, B, W, B) * 4));
+    ASSIGN_OR_RETURN(g.meta, be.Alloc(MetaInts(B, B, W, B) * 4));
   }
 
   // Padding sequences have no keys (their attention output is zero), write no K/V (slot -1)
@@ -322,21 +386,20 @@ Status Model::ForwardGraph(const ForwardBatch& b, KvCache& cache) {
     lens[i] = b.seq_lens_k[i];
     std::copy_n(b.block_tables.begin() + i * b.max_blocks, b.max_blocks, tables + i * W);
   }
-  RETURN_IF_ERROR(backend_->Upload(g.meta->data(), h.data(), h.size() * 4));
+  RETURN_IF_ERROR(be.Upload(g.meta->data(), h.data(), h.size() * 4));
   if (!g.graph) {
     int32_t* m = g.meta->i32();
     StepMeta s{m, m + B, m + 2 * B, m + 3 * B, m + 4 * B + 1, m + 5 * B + 1, m + 5 * B + 1 + B * W,
                B, B,     B,         W};
-    RETURN_IF_ERROR(backend_->BeginCapture());
-    Status st = RunLayers(s, cache);
-    auto graph = backend_->EndCapture();
+    RETURN_IF_ERROR(be.BeginCapture());
+    Status st = RunLayers(r, s, cache);
+    auto graph = be.EndCapture();
     RETURN_IF_ERROR(st);
     if (!graph.ok()) return graph.status();
     g.graph = std::move(graph).value();
     g.cache_pools = std::move(pools);
-    ++stats_.graph_captures;
+    if (r.index == 0) ++stats_.graph_captures;  // once per model, not per rank
   }
-  ++stats_.graph_replays;
   return g.graph->Replay();
 }
 

@@ -10,7 +10,7 @@ StatusOr<std::vector<float>> TeacherForcedLogits(Model& model, const std::vector
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) return std::vector<float>{};
   const int64_t blocks = (n + block_size - 1) / block_size;
-  ASSIGN_OR_RETURN(auto cache, KvCache::Create(model.backend(), model.CacheShape(blocks, block_size)));
+  ASSIGN_OR_RETURN(auto cache, model.CreateKvCache(blocks, block_size));
   std::vector<int32_t> table(blocks);
   std::iota(table.begin(), table.end(), 0);
   if (chunk <= 0) chunk = static_cast<int>(n);

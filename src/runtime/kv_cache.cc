@@ -26,14 +26,24 @@ StatusOr<int64_t> PlanKvBlocks(const KvCacheShape& s, int64_t ctx_size, int64_t 
 }
 
 StatusOr<std::unique_ptr<KvCache>> KvCache::Create(Backend& backend, const KvCacheShape& shape) {
+  Backend* one[] = {&backend};
+  return Create(one, shape);
+}
+
+StatusOr<std::unique_ptr<KvCache>> KvCache::Create(std::span<Backend* const> ranks,
+                                                   const KvCacheShape& shape) {
   auto cache = std::unique_ptr<KvCache>(new KvCache());
   cache->shape_ = shape;
   const size_t bytes = static_cast<size_t>(shape.num_blocks * shape.bytes_per_layer_block());
-  for (int64_t l = 0; l < shape.n_layer; ++l) {
-    ASSIGN_OR_RETURN(auto k, backend.Alloc(bytes));
-    ASSIGN_OR_RETURN(auto v, backend.Alloc(bytes));
-    cache->k_.push_back(std::move(k));
-    cache->v_.push_back(std::move(v));
+  for (Backend* backend : ranks) {
+    auto& k_pools = cache->k_.emplace_back();
+    auto& v_pools = cache->v_.emplace_back();
+    for (int64_t l = 0; l < shape.n_layer; ++l) {
+      ASSIGN_OR_RETURN(auto k, backend->Alloc(bytes));
+      ASSIGN_OR_RETURN(auto v, backend->Alloc(bytes));
+      k_pools.push_back(std::move(k));
+      v_pools.push_back(std::move(v));
+    }
   }
   return cache;
 }

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "backend/backend.h"
@@ -34,16 +35,21 @@ struct KvCacheShape {
 StatusOr<int64_t> PlanKvBlocks(const KvCacheShape& shape, int64_t ctx_size, int64_t max_seqs,
                                int64_t budget_bytes);
 
+// Under tensor parallelism every rank (backend) holds its own pools of the same shape (its share
+// of the KV heads); block ids are shared.
 class KvCache {
  public:
   static StatusOr<std::unique_ptr<KvCache>> Create(Backend& backend, const KvCacheShape& shape);
+  static StatusOr<std::unique_ptr<KvCache>> Create(std::span<Backend* const> ranks,
+                                                   const KvCacheShape& shape);
   const KvCacheShape& shape() const { return shape_; }
-  void* k(int64_t layer) { return k_[layer]->data(); }
-  void* v(int64_t layer) { return v_[layer]->data(); }
+  int ranks() const { return static_cast<int>(k_.size()); }
+  void* k(int64_t layer, int rank = 0) { return k_[rank][layer]->data(); }
+  void* v(int64_t layer, int rank = 0) { return v_[rank][layer]->data(); }
 
  private:
   KvCacheShape shape_;
-  std::vector<std::unique_ptr<BackendBuffer>> k_, v_;
+  std::vector<std::vector<std::unique_ptr<BackendBuffer>>> k_, v_;  // [rank][layer]
 };
 
 }  // namespace forge

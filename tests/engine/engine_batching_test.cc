@@ -1,7 +1,8 @@
 // The engine's equality oracles on stories260K (CPU, batch-invariant): 64 requests together ==
 // each alone (logits bit for bit, tokens, text); chunked prefill == one-shot; a prefix-cache hit
 // == a cold run; preempted and resumed == never preempted; seeded sampling alone == batched ==
-// preempted == Generator; forked samples == Generator with their sample index.
+// preempted == Generator; forked samples == Generator with their sample index. Every oracle
+// runs on one rank and under tensor parallelism over two CPU ranks (a host collective).
 #include <gtest/gtest.h>
 
 #include "engine/generator.h"
@@ -18,6 +19,16 @@ using testing::RunRequests;
 using testing::Stories260K;
 using testing::TestOptions;
 
+class EngineBatchingTest : public ::testing::TestWithParam<int> {
+ protected:
+  testing::StoriesRanksScope ranks_{GetParam()};
+};
+
+INSTANTIATE_TEST_SUITE_P(TensorParallel, EngineBatchingTest, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& i) {
+                           return "tp" + std::to_string(i.param);
+                         });
+
 std::vector<EngineRequest> SixtyFourRequests() {
   std::mt19937_64 rng(64);
   std::vector<EngineRequest> reqs;
@@ -29,7 +40,7 @@ std::vector<EngineRequest> SixtyFourRequests() {
   return reqs;
 }
 
-TEST(EngineBatchingTest, SixtyFourTogetherEqualEachAlone) {
+TEST_P(EngineBatchingTest, SixtyFourTogetherEqualEachAlone) {
   const std::vector<EngineRequest> reqs = SixtyFourRequests();
   BatchRun alone = RunRequests(TestOptions(), reqs, /*one_by_one=*/true);
   BatchRun together = RunRequests(TestOptions(), reqs);
@@ -44,7 +55,7 @@ TEST(EngineBatchingTest, SixtyFourTogetherEqualEachAlone) {
   EXPECT_GT(together.stats.generation_tokens, 64);
 }
 
-TEST(EngineBatchingTest, ChunkedPrefillEqualsOneShot) {
+TEST_P(EngineBatchingTest, ChunkedPrefillEqualsOneShot) {
   std::mt19937_64 rng(5);
   std::vector<EngineRequest> reqs = {Greedy(RandomPrompt(rng, 200), 20),
                                      Greedy(RandomPrompt(rng, 37), 20)};
@@ -55,7 +66,7 @@ TEST(EngineBatchingTest, ChunkedPrefillEqualsOneShot) {
   EXPECT_LE(one_shot.stats.steps, 21);
 }
 
-TEST(EngineBatchingTest, PrefixCacheHitEqualsColdRun) {
+TEST_P(EngineBatchingTest, PrefixCacheHitEqualsColdRun) {
   std::mt19937_64 rng(9);
   const std::vector<int32_t> system = RandomPrompt(rng, 70);
   std::vector<EngineRequest> reqs;
@@ -77,7 +88,7 @@ TEST(EngineBatchingTest, PrefixCacheHitEqualsColdRun) {
   for (int i = 1; i < 5; ++i) EXPECT_EQ(got.runs[i][0].usage.cached_prompt_tokens, 64) << i;
 }
 
-TEST(EngineBatchingTest, PreemptedAndResumedEqualsNeverPreempted) {
+TEST_P(EngineBatchingTest, PreemptedAndResumedEqualsNeverPreempted) {
   std::mt19937_64 rng(11);
   std::vector<EngineRequest> reqs;
   for (int i = 0; i < 8; ++i) reqs.push_back(Greedy(RandomPrompt(rng, 20 + 9 * i), 60));
@@ -118,7 +129,7 @@ std::vector<int32_t> GeneratorTokens(const EngineRequest& r, uint64_t request_id
   return out.ok() ? out->tokens : std::vector<int32_t>{};
 }
 
-TEST(EngineBatchingTest, SeededSamplingSameAloneBatchedAndPreempted) {
+TEST_P(EngineBatchingTest, SeededSamplingSameAloneBatchedAndPreempted) {
   std::mt19937_64 rng(13);
   std::vector<EngineRequest> reqs;
   for (int i = 0; i < 7; ++i) reqs.push_back(Greedy(RandomPrompt(rng, 30 + 5 * i), 50));
@@ -139,7 +150,7 @@ TEST(EngineBatchingTest, SeededSamplingSameAloneBatchedAndPreempted) {
   EXPECT_NE(RunRequests(TestOptions(), {other}).runs[0][0].tokens, reference);
 }
 
-TEST(EngineBatchingTest, UnsetSeedIsPickedAndReplays) {
+TEST_P(EngineBatchingTest, UnsetSeedIsPickedAndReplays) {
   std::mt19937_64 rng(3);
   EngineRequest r = Seeded(RandomPrompt(rng, 10), 0);
   r.params.seed.reset();
@@ -156,7 +167,7 @@ TEST(EngineBatchingTest, UnsetSeedIsPickedAndReplays) {
   EXPECT_EQ(got, GeneratorTokens(r, 0));
 }
 
-TEST(EngineBatchingTest, ForkedSamplesEqualGeneratorWithTheirSampleIndex) {
+TEST_P(EngineBatchingTest, ForkedSamplesEqualGeneratorWithTheirSampleIndex) {
   std::mt19937_64 rng(17);
   // 21 tokens: the prompt's last block is partly filled and shared, so samples copy it.
   EngineRequest fork = Seeded(RandomPrompt(rng, 21), 99, /*n=*/4);
@@ -177,7 +188,7 @@ TEST(EngineBatchingTest, ForkedSamplesEqualGeneratorWithTheirSampleIndex) {
   }
 }
 
-TEST(EngineBatchingTest, PoolTooSmallForAllCompletesWithoutDeadlock) {
+TEST_P(EngineBatchingTest, PoolTooSmallForAllCompletesWithoutDeadlock) {
   std::mt19937_64 rng(21);
   std::vector<EngineRequest> reqs;
   for (int i = 0; i < 32; ++i) {

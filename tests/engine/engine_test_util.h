@@ -16,23 +16,42 @@
 namespace forge::testing {
 
 struct Stories {
-  std::unique_ptr<Backend> backend = MakeCpuBackend();
+  std::vector<std::unique_ptr<Backend>> backends;  // one CPU backend per tensor-parallel rank
+  std::unique_ptr<Collective> collective;
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
 };
 
-// stories260K (vocab 512, 5 layers, head dim 8), loaded on first use.
+// The tensor-parallel ranks Stories260K() loads the model over (1: none); a parameterized test
+// sets it for its run (StoriesRanksScope).
+inline int& StoriesRanks() {
+  static int ranks = 1;
+  return ranks;
+}
+struct StoriesRanksScope {
+  explicit StoriesRanksScope(int n) { StoriesRanks() = n; }
+  ~StoriesRanksScope() { StoriesRanks() = 1; }
+};
+
+// stories260K (vocab 512, 5 layers, head dim 8) on CPU backends over StoriesRanks() ranks, loaded
+// on first use.
 inline Stories& Stories260K() {
-  static Stories* s = [] {
-    auto* l = new Stories();
-    auto m = Model::Load(TestDataPath("models/stories260K.gguf"), l->backend.get());
+  static std::map<int, Stories*> loaded;
+  const int n = StoriesRanks();
+  Stories*& s = loaded[n];
+  if (s == nullptr) {
+    s = new Stories();
+    std::vector<Backend*> ranks;
+    for (int r = 0; r < n; ++r) ranks.push_back(s->backends.emplace_back(MakeCpuBackend()).get());
+    if (n > 1) s->collective = MakeHostCollective(n);
+    auto m =
+        Model::LoadParallel(TestDataPath("models/stories260K.gguf"), ranks, s->collective.get());
     CHECK(m.ok()) << m.status().ToString();
-    l->model = std::move(m).value();
-    auto t = Tokenizer::FromGguf(l->model->file());
+    s->model = std::move(m).value();
+    auto t = Tokenizer::FromGguf(s->model->file());
     CHECK(t.ok()) << t.status().ToString();
-    l->tokenizer = std::move(t).value();
-    return l;
-  }();
+    s->tokenizer = std::move(t).value();
+  }
   return *s;
 }
 

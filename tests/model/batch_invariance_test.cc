@@ -1,6 +1,6 @@
 // Batch invariance on the CPU backend (DESIGN.md): a sequence's logits are bit-identical alone,
 // in a ragged batch with other sequences (prefill chunks and decode tokens mixed), and when its
-// prompt is split into prefill chunks.
+// prompt is split into prefill chunks; also under tensor parallelism over two CPU ranks.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -49,12 +49,17 @@ std::vector<float> RunAlone(Runner r, const std::vector<int32_t>& tokens,
   return all;
 }
 
-void CheckModel(const std::string& path) {
-  auto backend = MakeCpuBackend();
-  auto model = Model::Load(path, backend.get());
+// ranks > 1: tensor parallelism over that many CPU backends (a host collective).
+void CheckModel(const std::string& path, int ranks = 1) {
+  std::vector<std::unique_ptr<Backend>> backends;
+  std::vector<Backend*> rank_backends;
+  for (int r = 0; r < ranks; ++r)
+    rank_backends.push_back(backends.emplace_back(MakeCpuBackend()).get());
+  std::unique_ptr<Collective> collective = ranks > 1 ? MakeHostCollective(ranks) : nullptr;
+  auto model = Model::LoadParallel(path, rank_backends, collective.get());
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const int64_t V = (*model)->config().n_vocab;
-  auto cache = KvCache::Create(*backend, (*model)->CacheShape(256, kBlock));
+  auto cache = (*model)->CreateKvCache(256, kBlock);
   ASSERT_TRUE(cache.ok());
   BlockPool pool(256);
   Runner r{model->get(), cache->get(), &pool};
@@ -131,10 +136,20 @@ void CheckModel(const std::string& path) {
   EXPECT_EQ(pool.num_used(), 0);
 }
 
-TEST(BatchInvarianceTest, Stories260K) { CheckModel(testing::TestDataPath("models/stories260K.gguf")); }
+TEST(BatchInvarianceTest, Stories260K) {
+  CheckModel(testing::TestDataPath("models/stories260K.gguf"));
+}
 
 TEST(BatchInvarianceTest, Stories260KQ8) {
   CheckModel(testing::TestDataPath("models/stories260K-q8_0.gguf"));
+}
+
+TEST(BatchInvarianceTest, Stories260KTensorParallel2) {
+  CheckModel(testing::TestDataPath("models/stories260K.gguf"), 2);
+}
+
+TEST(BatchInvarianceTest, Stories260KQ8TensorParallel2) {
+  CheckModel(testing::TestDataPath("models/stories260K-q8_0.gguf"), 2);
 }
 
 }  // namespace

@@ -60,10 +60,14 @@ void ExpectHealthyRow(const json& row, int max_tokens, int prompt_tokens, bool u
   EXPECT_GE(row["e2e_ms"]["p50"].get<double>(), row["ttft_ms"]["p50"].get<double>());
   // Unique prompts: every prompt token was looked up, none was found.
   EXPECT_GT(row["prefix_cache_queries"].get<double>(), 0);
-  if (unique) EXPECT_LT(row["prefix_cache_hit_rate"].get<double>(), 0.01);
+  if (unique) {
+    EXPECT_LT(row["prefix_cache_hit_rate"].get<double>(), 0.01);
+  }
   const double busy = row["device_busy_fraction"].get<double>();
   EXPECT_GT(busy, 0);
-  EXPECT_LE(busy, 1);
+  // The busy counter is published once per engine step, so a window's delta can hold up to a
+  // step beyond its edges: a little over 1 on a 1 s window of a loaded machine (seen: 1.015).
+  EXPECT_LE(busy, 1.2);
 }
 
 TEST(LoadGenTest, SweepAndChatRowsAreCleanAndFailuresAreReported) {
