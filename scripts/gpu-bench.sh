@@ -12,6 +12,10 @@
 # and the server's log (.log). The server runs up to 128 sequences of a 1024-token context (the KV
 # pool holds all of them: 128 x 1024 tokens, 16 GiB in F16 for the 8B shape), steps of up to
 # SERVE_BATCH_TOKENS (2048) tokens.
+# TP="1 2 4" (or TP_ONLY="..."; degrees up to the GPUs present): the all-reduce latency for one
+# step's message sizes (forge bench --allreduce over the most GPUs), then for each format in
+# TP_TYPES (default: f16 q4_k_m) pp512 / tg128 and the batched sweep at each tensor-parallel
+# degree: bench-8b-<type>-tp<N>-... and batched-8b-<type>-tp<N>-...
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/forge-out}
@@ -24,6 +28,8 @@ MODELS=${MODELS:-/tmp/forge-models}
 mkdir -p "$MODELS"
 rc=0
 [ -n "${SERVE_ONLY:-}" ] && SERVE=1 && TYPES=" " && SKIP_KERNELS=1 && SKIP_FLOOR=1
+[ -n "${TP_ONLY:-}" ] && TP=$TP_ONLY && TYPES=" " && SKIP_KERNELS=1 && SKIP_FLOOR=1
+export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off
 [ -n "${SKIP_FLOOR:-}" ] || "$BIN/forge" bench --floor --device cuda --json "$OUT/floor-$DEV-$DAY.json" | tee "$OUT/floor-$DEV-$DAY.txt" || rc=1
 [ -n "${SKIP_KERNELS:-}" ] || "$BIN/forge" bench --attention --device cuda --json "$OUT/attention-$DEV-$DAY.json" | tee "$OUT/attention-$DEV-$DAY.txt" || rc=1
 [ -n "${SKIP_KERNELS:-}" ] || "$BIN/forge" bench --gemv --device cuda --json "$OUT/gemv-$DEV-$DAY.json" | tee "$OUT/gemv-$DEV-$DAY.txt" || rc=1
@@ -35,6 +41,24 @@ for type in ${TYPES:-f16 bf16 q4_0 q4_k_m q6_k q8_0}; do
   "$BIN/forge" bench -m "$m" --device cuda --batched --seqs "${SEQS:-1,16,64,128}" --pp 512 --tg 128 \
     --json "$OUT/batched-8b-$type-cuda-$DEV-$DAY.json" 2>&1 | tee "$OUT/batched-8b-$type-cuda-$DEV-$DAY.txt" || rc=1
 done
+
+# Tensor parallelism: the all-reduce alone, then the models at each degree.
+if [ -n "${TP:-}" ]; then
+  top=$(echo $TP | tr ' ' '\n' | sort -n | tail -1)
+  [ "$top" -gt 1 ] && { "$BIN/forge" bench --allreduce --device cuda --tensor-parallel "$top" \
+    --json "$OUT/allreduce-tp$top-$DEV-$DAY.json" 2>&1 | tee "$OUT/allreduce-tp$top-$DEV-$DAY.txt" || rc=1; }
+  for type in ${TP_TYPES:-f16 q4_k_m}; do
+    m=$MODELS/llama-3-8b-$type.gguf
+    [ -f "$m" ] || "$BIN/forge" make-model --preset llama-3-8b --type "$type" "$m" >/dev/null || rc=1
+    for n in $TP; do
+      "$BIN/forge" bench -m "$m" --device cuda --tensor-parallel "$n" -p 512 -n 128 -r 3 \
+        --json "$OUT/bench-8b-$type-tp$n-$DEV-$DAY.json" 2>&1 | tee "$OUT/bench-8b-$type-tp$n-$DEV-$DAY.txt" || rc=1
+      "$BIN/forge" bench -m "$m" --device cuda --tensor-parallel "$n" --batched --seqs "${SEQS:-1,16,64,128}" \
+        --pp 512 --tg 128 --json "$OUT/batched-8b-$type-tp$n-$DEV-$DAY.json" 2>&1 \
+        | tee "$OUT/batched-8b-$type-tp$n-$DEV-$DAY.txt" || rc=1
+    done
+  done
+fi
 
 # Serving: one server per format, the load generator's sweep against it.
 serve_sweep() {  # $1: weight format

@@ -3,6 +3,8 @@
 // forge bench --attention: the CUDA attention kernels alone (decode TB/s, prefill TFLOP/s).
 // forge bench --gemv: the quantized decode GEMV and the fused quantized GEMM per weight format
 // (bench_gemv.cc).
+// forge bench --allreduce: the tensor-parallel all-reduce over N GPUs beside its floor
+// (bench_allreduce.cc).
 #include <cstdio>
 #include <fstream>
 
@@ -24,6 +26,10 @@ namespace forge::cli {
 
 // bench_gemv.cc: forge bench --gemv.
 int RunGemvBench(const std::string& device, const std::string& json_path, int repetitions);
+// bench_allreduce.cc: forge bench --allreduce (tensor_parallel 0: every GPU; iterations 0: the
+// bench's default).
+int RunAllReduceBench(const std::string& device, const std::string& json_path, int tensor_parallel,
+                      int iterations);
 
 // Writes j to path (pretty-printed); false, with a message, when it cannot.
 bool WriteJson(const std::string& path, const nlohmann::json& j) {
@@ -111,20 +117,21 @@ StatusOr<Floors> MeasureFloors(Backend& backend) {
   return f;
 }
 
-// The model on its backend, and that backend's floors measured now.
+// The model on its backends (one per tensor-parallel rank), and the first one's floors measured
+// now. Under tensor parallelism the model's bytes per step are one rank's: each GPU reads its
+// share at once, so the floor is one GPU's share over its bandwidth (all-reduces not counted).
 struct Loaded {
-  std::unique_ptr<Backend> backend;
-  std::unique_ptr<Model> model;
+  std::unique_ptr<LoadedModel> loaded;
+  Model* model = nullptr;
   Floors floors;
 };
 
 StatusOr<Loaded> LoadModel(const std::string& path, const std::string& device,
                            const ModelFlags& flags) {
   Loaded l;
-  ASSIGN_OR_RETURN(l.backend, CreateBackend(device));
-  ASSIGN_OR_RETURN(l.model, Model::Load(path, l.backend.get(), StderrProgressBar("loading"),
-                                        ToModelOptions(flags)));
-  ASSIGN_OR_RETURN(l.floors, MeasureFloors(*l.backend));
+  ASSIGN_OR_RETURN(l.loaded, LoadModelOn(path, device, flags, StderrProgressBar("loading")));
+  l.model = l.loaded->model.get();
+  ASSIGN_OR_RETURN(l.floors, MeasureFloors(l.loaded->backend()));
   return l;
 }
 
@@ -133,6 +140,14 @@ std::string Percent(double got, double floor) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * got / floor);
   return buf;
+}
+
+void PrintTensorParallel(const Model& m) {
+  if (m.tensor_parallel() == 1) return;
+  std::printf(
+      "tensor parallel: %d GPUs, each holding %.1f MB of weights; floors are one GPU's share "
+      "over its bandwidth (all-reduces not counted)\n",
+      m.tensor_parallel(), WeightMatrixBytes(m.weights(), true) / 1e6);
 }
 
 void PrintGraphStats(const Model& m) {
@@ -180,6 +195,7 @@ int RunModel(const ModelArgs& a) {
   const int threads = floors.threads;
   const int pp = a.pp, tg = a.tg;
   std::printf("model: %s (%s)\n", a.path.c_str(), c.Summary().c_str());
+  PrintTensorParallel(model);
   std::printf(
       "backend: %s (%d host threads), activations %s; floors: copy %.1f GB/s, "
       "matmul %.1f GFLOP/s\n",
@@ -200,6 +216,7 @@ int RunModel(const ModelArgs& a) {
                         {"backend", r->backend},
                         {"dtype", DTypeName(model.dtype())},
                         {"graphs", !a.flags.no_graphs},
+                        {"tensor_parallel", model.tensor_parallel()},
                         {"threads", threads},
                         {"copy_bytes_per_s", o.copy_bytes_per_s},
                         {"matmul_flops_per_s", o.flops_per_s},
@@ -240,6 +257,7 @@ int RunBatched(const ModelArgs& a) {
   }
   const ModelConfig& c = model.config();
   std::printf("model: %s (%s)\n", a.path.c_str(), c.Summary().c_str());
+  PrintTensorParallel(model);
   std::printf(
       "backend: %s, activations/KV %s, graphs %s; floors: copy %.1f GB/s, "
       "GEMM %.1f GFLOP/s\n",
@@ -298,6 +316,7 @@ int RunBatched(const ModelArgs& a) {
                         {"backend", r->backend},
                         {"dtype", DTypeName(r->dtype)},
                         {"graphs", !a.flags.no_graphs},
+                        {"tensor_parallel", model.tensor_parallel()},
                         {"threads", floors.threads},
                         {"copy_bytes_per_s", o.copy_bytes_per_s},
                         {"flops_per_s", o.flops_per_s},
@@ -430,7 +449,7 @@ int RunAttention(const std::string& device, const std::string& json_path, int tr
 void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   struct Args {
     bool floor = false, batched = false, attention = false;
-    bool gemv = false;
+    bool gemv = false, allreduce = false;
     ModelArgs m;
   };
   auto args = std::make_shared<Args>();
@@ -444,6 +463,11 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
                 "Time the quantized decode GEMV per weight format (m = 1, 14336 x 4096 and "
                 "4096 x 14336) beside the copy floor and F16 cuBLAS / gemv_cuda, and the fused "
                 "quantized GEMM (m = 128, 512) beside the bf16 GEMM floor and dequantize + cuBLAS");
+  cmd->add_flag("--allreduce", args->allreduce,
+                "Time the tensor-parallel all-reduce (NCCL, in place, F32 T x 4096 floats for "
+                "T = 1 .. 2048) over N GPUs, op by op and in CUDA graphs, beside the ring floor "
+                "from the peer bandwidth measured now; --tensor-parallel N: over N GPUs "
+                "(default: all)");
   cmd->add_option("--device", args->m.device, "auto|cpu|cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--json", args->m.json, "Also write the results as JSON to this file");
@@ -452,8 +476,10 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
                   "Prompt tokens of the prefill test (0: skip); with --batched: per sequence");
   cmd->add_option("-n,--tg", args->m.tg,
                   "Generated tokens of the decode test (0: skip); with --batched: per sequence");
-  CLI::Option* reps = cmd->add_option("-r,--repetitions", args->m.reps,
-                                      "Timed repetitions (median; not --batched; --attention: 10)");
+  CLI::Option* reps = cmd->add_option(
+      "-r,--repetitions", args->m.reps,
+      "Timed repetitions (median; not --batched; --attention: 10; --allreduce: the all-reduces "
+      "averaged per size, 200)");
   cmd->add_flag("--batched", args->batched,
                 "Sweep batch sizes like llama-batched-bench: --seqs prompts of --pp tokens, "
                 "then --tg decode steps of all sequences together");
@@ -462,15 +488,22 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--prefill-chunk", args->m.prefill_chunk,
                   "With --batched: most prompt tokens per prefill forward call");
   AddModelFlags(cmd, &args->m.flags);
-  cmd->callback([args, runner, reps] {
+  CLI::Option* tp = cmd->get_option("--tensor-parallel");
+  cmd->callback([args, runner, reps, tp] {
     const int attention_trials = reps->count() > 0 ? args->m.reps : 10;
     const int gemv_reps = reps->count() > 0 ? args->m.reps : 0;  // 0: the bench's default
-    *runner = [args, attention_trials, gemv_reps]() -> int {
+    // --allreduce without --tensor-parallel: every GPU.
+    const int allreduce_gpus = tp->count() > 0 ? args->m.flags.tensor_parallel : 0;
+    *runner = [args, attention_trials, gemv_reps, allreduce_gpus]() -> int {
+      if (args->allreduce) {
+        return RunAllReduceBench(args->m.device, args->m.json, allreduce_gpus, gemv_reps);
+      }
       if (args->gemv) return RunGemvBench(args->m.device, args->m.json, gemv_reps);
       if (args->attention) return RunAttention(args->m.device, args->m.json, attention_trials);
       if (!args->m.path.empty()) return args->batched ? RunBatched(args->m) : RunModel(args->m);
       if (!args->floor) {
-        std::fprintf(stderr, "forge bench: give -m MODEL, --floor, --attention or --gemv\n");
+        std::fprintf(stderr,
+                     "forge bench: give -m MODEL, --floor, --attention, --gemv or --allreduce\n");
         return 2;
       }
       return RunFloor(args->m.device, args->m.json);

@@ -41,17 +41,12 @@ void AddChatCommand(CLI::App& app, CommandRunner* runner) {
   AddModelFlags(cmd, &a->model_flags);
   cmd->callback([a, runner] {
     *runner = [a]() -> int {
-      auto backend = CreateBackend(a->device);
-      if (!backend.ok()) {
-        std::fprintf(stderr, "forge chat: %s\n", backend.status().ToString().c_str());
+      auto loaded = LoadModelOn(a->model, a->device, a->model_flags, StderrProgressBar("loading"));
+      if (!loaded.ok()) {
+        std::fprintf(stderr, "forge chat: %s\n", loaded.status().ToString().c_str());
         return 1;
       }
-      auto model = Model::Load(a->model, backend->get(), StderrProgressBar("loading"),
-                               ToModelOptions(a->model_flags));
-      if (!model.ok()) {
-        std::fprintf(stderr, "forge chat: %s\n", model.status().ToString().c_str());
-        return 1;
-      }
+      std::unique_ptr<Model>* model = &(*loaded)->model;
       auto tokenizer = Tokenizer::FromGguf((*model)->file());
       if (!tokenizer.ok()) {
         std::fprintf(stderr, "forge chat: %s\n", tokenizer.status().ToString().c_str());

@@ -36,16 +36,12 @@ void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge logits: --ids must be a list of integers\n");
         return 2;
       }
-      auto backend = CreateBackend(args->device);
-      if (!backend.ok()) {
-        std::fprintf(stderr, "forge logits: %s\n", backend.status().ToString().c_str());
+      auto loaded = LoadModelOn(args->model, args->device, args->model_flags, {});
+      if (!loaded.ok()) {
+        std::fprintf(stderr, "forge logits: %s\n", loaded.status().ToString().c_str());
         return 1;
       }
-      auto model = Model::Load(args->model, backend->get(), {}, ToModelOptions(args->model_flags));
-      if (!model.ok()) {
-        std::fprintf(stderr, "forge logits: %s\n", model.status().ToString().c_str());
-        return 1;
-      }
+      std::unique_ptr<Model>* model = &(*loaded)->model;
       auto logits = TeacherForcedLogits(**model, ids, args->chunk);
       if (!logits.ok()) {
         std::fprintf(stderr, "forge logits: %s\n", logits.status().ToString().c_str());

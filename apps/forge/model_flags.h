@@ -1,5 +1,6 @@
-// Flags every command that loads a model shares: --dtype (activations and KV cache) and
-// --no-graphs, turned into ModelOptions; and --kv-cache-mb's meaning for the engine.
+// Flags every command that loads a model shares: --dtype (activations and KV cache),
+// --no-graphs, --tensor-parallel and --gpu-memory-limit, turned into the backends and the loaded
+// model; and --kv-cache-mb's meaning for the engine.
 #pragma once
 
 #include <memory>
@@ -8,12 +9,15 @@
 #include <CLI/CLI.hpp>
 
 #include "model/model.h"
+#include "runtime/backends.h"
 
 namespace forge::cli {
 
 struct ModelFlags {
   std::string dtype;  // empty: the backend's default
   bool no_graphs = false;
+  int tensor_parallel = 1;
+  std::string gpu_memory_limit;  // empty: none
 };
 
 inline void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
@@ -22,6 +26,13 @@ inline void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
                   "bf16 for bf16 weights, else f16 on a GPU)")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   cmd->add_flag("--no-graphs", f->no_graphs, "Run decode steps op by op (no CUDA graphs)");
+  cmd->add_option("--tensor-parallel,--tp", f->tensor_parallel,
+                  "Split the model over this many GPUs (0 .. N-1; one thread each, NCCL between "
+                  "them): heads, FFN features and vocabulary divided, the KV cache likewise")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--gpu-memory-limit", f->gpu_memory_limit,
+                  "Memory each GPU may hand Forge (weights, workspace, KV cache), e.g. 24GiB; "
+                  "default: the whole device");
 }
 
 // --kv-cache-mb as EngineOptions::kv_cache_bytes: 0 stays 0 on a backend that reports its
@@ -38,6 +49,29 @@ inline ModelOptions ToModelOptions(const ModelFlags& f) {
   if (!f.dtype.empty()) o.dtype = ParseDType(f.dtype).value();  // checked by the flag
   o.graphs = !f.no_graphs;
   return o;
+}
+
+// The backends and the model on them (members destroyed in reverse: the model first).
+struct LoadedModel {
+  BackendSet backends;
+  std::unique_ptr<Model> model;
+  Backend& backend() const { return backends.first(); }
+};
+
+inline StatusOr<std::unique_ptr<LoadedModel>> LoadModelOn(const std::string& path,
+                                                          const std::string& device,
+                                                          const ModelFlags& f,
+                                                          const LoadProgress& progress = {}) {
+  int64_t limit = 0;
+  if (!f.gpu_memory_limit.empty()) {
+    ASSIGN_OR_RETURN(limit, ParseByteSize(f.gpu_memory_limit));
+  }
+  auto l = std::make_unique<LoadedModel>();
+  ASSIGN_OR_RETURN(l->backends, CreateBackends(device, f.tensor_parallel, limit));
+  ASSIGN_OR_RETURN(l->model,
+                   Model::LoadParallel(path, l->backends.ranks(), l->backends.collective.get(),
+                                       progress, ToModelOptions(f)));
+  return l;
 }
 
 }  // namespace forge::cli

@@ -193,24 +193,19 @@ void AddRunCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge run: give -p PROMPT or --prompts-file FILE\n");
         return 2;
       }
-      auto backend = CreateBackend(a->device);
-      if (!backend.ok()) {
-        std::fprintf(stderr, "forge run: %s\n", backend.status().ToString().c_str());
+      auto loaded = LoadModelOn(a->model, a->device, a->model_flags, StderrProgressBar("loading"));
+      if (!loaded.ok()) {
+        std::fprintf(stderr, "forge run: %s\n", loaded.status().ToString().c_str());
         return 1;
       }
-      auto model = Model::Load(a->model, backend->get(), StderrProgressBar("loading"),
-                               ToModelOptions(a->model_flags));
-      if (!model.ok()) {
-        std::fprintf(stderr, "forge run: %s\n", model.status().ToString().c_str());
-        return 1;
-      }
-      auto tokenizer = Tokenizer::FromGguf((*model)->file());
+      Model* model = (*loaded)->model.get();
+      auto tokenizer = Tokenizer::FromGguf(model->file());
       if (!tokenizer.ok()) {
         std::fprintf(stderr, "forge run: %s\n", tokenizer.status().ToString().c_str());
         return 1;
       }
-      return a->prompts_file.empty() ? RunOne(*a, **model, **tokenizer)
-                                     : RunMany(*a, **model, **tokenizer);
+      return a->prompts_file.empty() ? RunOne(*a, *model, **tokenizer)
+                                     : RunMany(*a, *model, **tokenizer);
     };
   });
 }

@@ -66,10 +66,9 @@ int Serve(Args& a) {
       return 0;
     }
   }
-  auto backend = CreateBackend(a.device);
-  if (!backend.ok()) return Fail("device", backend.status());
-  auto model = Model::Load(a.model, backend->get(), {}, ToModelOptions(a.model_flags));
-  if (!model.ok()) return Fail("model", model.status());
+  auto loaded = LoadModelOn(a.model, a.device, a.model_flags);
+  if (!loaded.ok()) return Fail("model", loaded.status());
+  std::unique_ptr<Model>* model = &(*loaded)->model;
   auto tokenizer = Tokenizer::FromGguf((*model)->file());
   if (!tokenizer.ok()) return Fail("tokenizer", tokenizer.status());
   auto source_or = (*model)->file().GetStringOr("tokenizer.chat_template", "");

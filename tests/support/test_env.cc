@@ -60,6 +60,22 @@ bool GpuRequired() {
   return env != nullptr && std::string(env) == "1";
 }
 
+int GpuCount() {
+#ifdef FORGE_HAVE_CUDA
+  return forge::cuda::DeviceCount();
+#else
+  return 0;
+#endif
+}
+
+int GpusRequired() {
+  const char* env = std::getenv("FORGE_REQUIRE_GPUS");
+  if (env == nullptr || *env == '\0') return 0;
+  char* end = nullptr;
+  const long n = std::strtol(env, &end, 10);
+  return end != env && *end == '\0' && n > 0 ? static_cast<int>(n) : 0;
+}
+
 std::string GpuUnavailableReason() {
 #ifdef FORGE_HAVE_CUDA
   if (forge::cuda::DeviceCount() > 0) return "";

@@ -3,16 +3,21 @@
 // Weights in the ten block formats (Q4_0 .. Q6_K) stay in device memory as stored: a few
 // activation rows go through the quantized GEMV, more through the fused quantized GEMM where it
 // measured faster, else slabs of rows dequantized into a fixed scratch buffer and a cuBLAS GEMM;
-// embedding rows are dequantized as they are gathered.
+// embedding rows are dequantized as they are gathered. Each backend drives one device: every
+// public method first makes that device current on the calling thread (tensor-parallel ranks
+// call from their own threads), and an optional memory limit caps what its Alloc hands out.
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <mutex>
 #include <vector>
 
 #include "backend/cuda/add/add_cuda.h"
 #include "backend/cuda/busy_timer.h"
 #include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_backend_internal.h"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
 #include "backend/cuda/matmul/block_decode.cuh"
@@ -35,26 +40,61 @@ constexpr size_t kDequantScratch = size_t{64} << 20;
 // Weights kept in their stored blocks on the device (the quantized kernels read them as is).
 bool KeptQuantized(GgmlType t) { return cuda::qd::IsQuantFormat(t); }
 
+std::string Mib(int64_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1 << 20));
+  return buf;
+}
+
+// Makes `device` current for the rest of a method.
+Status MakeCurrent(int device) { return CudaStatus(cuda::UseDevice(device), "cudaSetDevice"); }
+// The same where no error can be returned (it is cleared, not left for a later launch check).
+void MakeCurrentQuietly(int device) {
+  if (cuda::UseDevice(device) != cudaSuccess) cudaGetLastError();
+}
+
+// A backend's device and the bytes its buffers hold (shared with the buffers, which may be
+// freed from any thread, after the backend).
+struct DeviceMemory {
+  int device = 0;
+  int64_t limit = 0;  // bytes; 0: none
+  std::atomic<int64_t> allocated{0};
+};
+
 class DeviceBuffer : public BackendBuffer {
  public:
-  DeviceBuffer(void* p, size_t n) : p_(p), n_(n) {}
-  ~DeviceBuffer() override { cudaFree(p_); }
+  DeviceBuffer(void* p, size_t n, size_t counted, std::shared_ptr<DeviceMemory> mem)
+      : p_(p), n_(n), counted_(counted), mem_(std::move(mem)) {}
+  ~DeviceBuffer() override {
+    // Freed on its own device; the caller's current device is restored.
+    int current = -1;
+    if (cudaGetDevice(&current) != cudaSuccess) current = -1;
+    if (current != mem_->device) cudaSetDevice(mem_->device);
+    cudaFree(p_);
+    if (current >= 0 && current != mem_->device) cudaSetDevice(current);
+    mem_->allocated.fetch_sub(static_cast<int64_t>(counted_), std::memory_order_relaxed);
+  }
   void* data() override { return p_; }
   size_t size() const override { return n_; }
 
  private:
   void* p_;
   size_t n_;
+  size_t counted_;  // bytes counted against the backend's memory
+  std::shared_ptr<DeviceMemory> mem_;
 };
 
 class CudaGraph : public BackendGraph {
  public:
-  CudaGraph(cudaGraph_t g, cudaGraphExec_t e, cudaStream_t s) : graph_(g), exec_(e), stream_(s) {}
+  CudaGraph(cudaGraph_t g, cudaGraphExec_t e, cudaStream_t s, int device)
+      : graph_(g), exec_(e), stream_(s), device_(device) {}
   ~CudaGraph() override {
+    MakeCurrentQuietly(device_);
     cudaGraphExecDestroy(exec_);
     cudaGraphDestroy(graph_);
   }
   Status Replay() override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     CUDA_RETURN_IF_ERROR(cudaGraphLaunch(exec_, stream_));
     return Status::Ok();
   }
@@ -63,6 +103,7 @@ class CudaGraph : public BackendGraph {
   cudaGraph_t graph_;
   cudaGraphExec_t exec_;
   cudaStream_t stream_;
+  int device_;
 };
 
 cudaDataType CudaType(DType t) {
@@ -91,11 +132,15 @@ bool NativeHalf(GgmlType t, DType* as) {
 class CudaBackend : public Backend {
  public:
   ~CudaBackend() override {
+    MakeCurrentQuietly(device_);
     owned_.clear();
     if (cublas_) cublasDestroy(cublas_);
     if (stream_) cudaStreamDestroy(stream_);
   }
-  Status Init(int device) {
+  Status Init(int device, int64_t memory_limit) {
+    device_ = device;
+    mem_->device = device;
+    mem_->limit = memory_limit;
     CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
     // A blocking stream: ordered with the legacy default stream that plain cudaMemcpy uses.
     CUDA_RETURN_IF_ERROR(cudaStreamCreate(&stream_));
@@ -109,39 +154,88 @@ class CudaBackend : public Backend {
     return Status::Ok();
   }
   std::string name() const override { return "cuda"; }
+  cudaStream_t stream() const { return stream_; }
+  int device() const { return device_; }
 
   StatusOr<std::unique_ptr<BackendBuffer>> Alloc(size_t bytes) override {
-    ASSIGN_OR_RETURN(void* p, cuda::DeviceAlloc(bytes == 0 ? 4 : bytes));
-    return std::unique_ptr<BackendBuffer>(new DeviceBuffer(p, bytes));
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    const size_t n = bytes == 0 ? 4 : bytes;
+    const int64_t want = static_cast<int64_t>(n);
+    if (mem_->limit > 0) {  // reserve the bytes under the limit before allocating
+      int64_t used = mem_->allocated.load(std::memory_order_relaxed);
+      do {
+        if (want > mem_->limit - used) {
+          return ResourceExhaustedError(Where() + Mib(want) + " requested, " + Mib(used) +
+                                        " of the --gpu-memory-limit of " + Mib(mem_->limit) +
+                                        " in use");
+        }
+      } while (!mem_->allocated.compare_exchange_weak(used, used + want));
+    } else {
+      mem_->allocated.fetch_add(want, std::memory_order_relaxed);
+    }
+    StatusOr<void*> p = cuda::DeviceAlloc(n);
+    if (!p.ok()) {
+      mem_->allocated.fetch_sub(want, std::memory_order_relaxed);
+      return p.status().WithContext("cuda:" + std::to_string(device_));
+    }
+    return std::unique_ptr<BackendBuffer>(new DeviceBuffer(*p, bytes, n, mem_));
   }
   Status Upload(void* dst, const void* src, size_t bytes) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     // From pageable memory this returns once `src` has been staged: the caller may reuse it.
     CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
     return Status::Ok();
   }
   Status Download(void* dst, const void* src, size_t bytes) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     return Status::Ok();
   }
   Status Copy(void* dst, const void* src, size_t bytes) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream_));
     return Status::Ok();
   }
+  Status Copy2D(void* dst, size_t dst_pitch, const void* src, size_t src_pitch, size_t width,
+                size_t rows) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    if (width == 0 || rows == 0) return Status::Ok();
+    CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, rows,
+                                           cudaMemcpyDeviceToDevice, stream_));
+    return Status::Ok();
+  }
   Status Synchronize() override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream_));
     return Status::Ok();
   }
+  // The device's free and total memory; under a limit L, at most L and L - allocated.
   void MemoryInfo(int64_t* free_bytes, int64_t* total_bytes) override {
     size_t f = 0, t = 0;
+    MakeCurrentQuietly(device_);
     if (cudaMemGetInfo(&f, &t) != cudaSuccess) cudaGetLastError();
     *free_bytes = static_cast<int64_t>(f);
     *total_bytes = static_cast<int64_t>(t);
+    if (mem_->limit > 0) {
+      const int64_t used = mem_->allocated.load(std::memory_order_relaxed);
+      *total_bytes = std::min(*total_bytes, mem_->limit);
+      *free_bytes = std::min(*free_bytes, std::max<int64_t>(0, mem_->limit - used));
+    }
   }
   // Busy time from CUDA events around the marked work on the stream (busy_timer.h).
-  void MarkBusyBegin() override { busy_.Begin(stream_); }
-  void MarkBusyEnd() override { busy_.End(stream_); }
-  double BusySeconds() override { return busy_.Seconds(); }
+  void MarkBusyBegin() override {
+    MakeCurrentQuietly(device_);
+    busy_.Begin(stream_);
+  }
+  void MarkBusyEnd() override {
+    MakeCurrentQuietly(device_);
+    busy_.End(stream_);
+  }
+  double BusySeconds() override {
+    MakeCurrentQuietly(device_);
+    return busy_.Seconds();
+  }
 
   DType DefaultActivationType(GgmlType weight_type) const override {
     return weight_type == GgmlType::kBF16 ? DType::kBF16 : DType::kF16;
@@ -150,10 +244,12 @@ class CudaBackend : public Backend {
 
   bool SupportsGraphs() const override { return true; }
   Status BeginCapture() override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     CUDA_RETURN_IF_ERROR(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
     return Status::Ok();
   }
   StatusOr<std::unique_ptr<BackendGraph>> EndCapture() override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     cudaGraph_t graph = nullptr;
     CUDA_RETURN_IF_ERROR(cudaStreamEndCapture(stream_, &graph));
     cudaGraphExec_t exec = nullptr;
@@ -162,7 +258,7 @@ class CudaBackend : public Backend {
       cudaGraphDestroy(graph);
       return CudaStatus(err, "cudaGraphInstantiate");
     }
-    return std::unique_ptr<BackendGraph>(new CudaGraph(graph, exec, stream_));
+    return std::unique_ptr<BackendGraph>(new CudaGraph(graph, exec, stream_, device_));
   }
 
   int64_t PreparedWeightBytes(const WeightView& host, DType act) const override {
@@ -175,6 +271,7 @@ class CudaBackend : public Backend {
   }
   bool StacksWeights() const override { return true; }
   StatusOr<WeightView> PrepareStacked(const std::vector<WeightView>& parts, DType act) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     const int64_t es = static_cast<int64_t>(DTypeSize(act));
     int64_t rows = 0;
     for (const WeightView& w : parts) {
@@ -271,6 +368,7 @@ class CudaBackend : public Backend {
     return Status::Ok();
   }
   StatusOr<const float*> PrepareVector(const float* host, int64_t n) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     if (host == nullptr) return static_cast<const float*>(nullptr);
     ASSIGN_OR_RETURN(auto buf, Alloc(n * 4));
     RETURN_IF_ERROR(Upload(buf->data(), host, n * 4));
@@ -280,33 +378,57 @@ class CudaBackend : public Backend {
   }
 
   Status Embedding(const EmbeddingParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     if (KeptQuantized(p.table.type)) {
       return cuda::dequantize_gather_rows_cuda(p.table.data, p.table.type, p.table.cols,
                                                p.table.rows, p.ids, p.n_tokens, p.out, DType::kF32,
-                                               stream_);
+                                               stream_, p.row_offset, p.n_vocab);
     }
     return cuda::embedding_cuda(p, stream_);
   }
-  Status RmsNorm(const RmsNormParams& p) override { return cuda::rmsnorm_cuda(p, stream_); }
+  Status RmsNorm(const RmsNormParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::rmsnorm_cuda(p, stream_);
+  }
   Status AddRmsNorm(const AddRmsNormParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     return cuda::add_rmsnorm_cuda(p, stream_);
   }
-  Status Rope(const RopeParams& p) override { return cuda::rope_cuda(p, stream_); }
-  Status KvWrite(const KvWriteParams& p) override { return cuda::kv_write_cuda(p, stream_); }
+  Status Rope(const RopeParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::rope_cuda(p, stream_);
+  }
+  Status KvWrite(const KvWriteParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::kv_write_cuda(p, stream_);
+  }
   Status RopeKvWrite(const RopeKvWriteParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     return cuda::rope_kv_write_cuda(p, stream_);
   }
   Status Attention(const AttentionParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     return cuda::attention_cuda(p, stream_, attn_ws_->data(), attn_ws_->size());
   }
-  Status Swiglu(const SwigluParams& p) override { return cuda::swiglu_cuda(p, stream_); }
-  Status Add(const AddParams& p) override { return cuda::add_cuda(p, stream_); }
+  Status Swiglu(const SwigluParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::swiglu_cuda(p, stream_);
+  }
+  Status Add(const AddParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::add_cuda(p, stream_);
+  }
   Status GatherRows(const GatherRowsParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     return cuda::gather_rows_cuda(p, stream_);
   }
-  Status Sample(const SampleParams& p) override { return cuda::sample_cuda(p, stream_); }
+  Status Sample(const SampleParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::sample_cuda(p, stream_);
+  }
 
   Status Matmul(const MatmulParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
     if (KeptQuantized(p.w.type)) return QuantMatmul(p);
     DType wt;
     if (p.w.type == GgmlType::kF32) {
@@ -332,6 +454,8 @@ class CudaBackend : public Backend {
   }
 
  private:
+  std::string Where() const { return "cuda:" + std::to_string(device_) + ": "; }
+
   // Row-major out[m, n] = x[m, k] W[n, k]^T for n weight rows at w (leading dimension ldw, type
   // wt), written at `out` with p's stride; no bias. F32 stays F32 (no TF32: the validation
   // path); halves run on tensor cores with F32 sums.
@@ -386,6 +510,8 @@ class CudaBackend : public Backend {
     return Bias(p);
   }
 
+  int device_ = 0;
+  std::shared_ptr<DeviceMemory> mem_ = std::make_shared<DeviceMemory>();
   cudaStream_t stream_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<BackendBuffer> cublas_ws_;
@@ -397,11 +523,34 @@ class CudaBackend : public Backend {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device) {
-  if (cuda::DeviceCount() == 0) return UnavailableError(cuda::NoDeviceReason());
+StatusOr<std::unique_ptr<Backend>> MakeCudaBackend(int device, int64_t memory_limit_bytes) {
+  const int n = cuda::DeviceCount();
+  if (n == 0) return UnavailableError(cuda::NoDeviceReason());
+  if (device < 0 || device >= n) {
+    return InvalidArgumentError("cuda:" + std::to_string(device) + ": no such device (" +
+                                std::to_string(n) + " CUDA device" + (n == 1 ? "" : "s") + ")");
+  }
+  if (memory_limit_bytes < 0) {
+    return InvalidArgumentError("cuda: negative memory limit " +
+                                std::to_string(memory_limit_bytes));
+  }
   auto b = std::make_unique<CudaBackend>();
-  RETURN_IF_ERROR(b->Init(device));
+  RETURN_IF_ERROR(b->Init(device, memory_limit_bytes));
   return std::unique_ptr<Backend>(std::move(b));
 }
+
+namespace cuda {
+
+cudaStream_t CudaStreamOf(Backend& backend) {
+  auto* b = dynamic_cast<CudaBackend*>(&backend);
+  return b != nullptr ? b->stream() : nullptr;
+}
+
+int CudaDeviceOf(Backend& backend) {
+  auto* b = dynamic_cast<CudaBackend*>(&backend);
+  return b != nullptr ? b->device() : -1;
+}
+
+}  // namespace cuda
 
 }  // namespace forge

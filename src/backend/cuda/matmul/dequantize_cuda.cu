@@ -40,27 +40,31 @@ __device__ __forceinline__ void Store8(Out* o, const float* v, bool vec) {
   for (int i = 0; i < 8; ++i) o[i] = FromF32<Out>(v[i]);
 }
 
-// ids == nullptr: out row r is W row r; else W row ids[r] (NaN when outside [0, table_rows)).
+// ids == nullptr: out row r is W row r; else W row ids[r] - row_offset: zeros when that is
+// outside [0, table_rows), NaN when ids[r] is outside [0, n_vocab).
 template <GgmlType kT, typename Out>
 __global__ void __launch_bounds__(kThreads)
     dequantize_kernel(const uint8_t* __restrict__ w, int64_t row_bytes, int64_t k,
                       int64_t table_rows, const int32_t* __restrict__ ids, int64_t n,
-                      Out* __restrict__ out, bool vec) {
+                      int64_t row_offset, int64_t n_vocab, Out* __restrict__ out, bool vec) {
   const int64_t c8 = static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   if (c8 * 8 >= k) return;
   for (int64_t r = blockIdx.y; r < n; r += gridDim.y) {
     int64_t src = r;
-    bool ok = true;
+    bool in_vocab = true, in_table = true;
     if (ids != nullptr) {
-      src = ids[r];
-      ok = src >= 0 && src < table_rows;
+      const int64_t id = ids[r];
+      src = id - row_offset;
+      in_vocab = id >= 0 && id < n_vocab;
+      in_table = src >= 0 && src < table_rows;
     }
     float v[8];
-    if (ok) {
+    if (in_vocab && in_table) {
       qd::Dequant8<kT>(w + src * row_bytes, c8 * 8, v);
     } else {
+      const float fill = in_vocab ? 0.0f : __int_as_float(0x7fc00000);
 #pragma unroll
-      for (int i = 0; i < 8; ++i) v[i] = __int_as_float(0x7fc00000);
+      for (int i = 0; i < 8; ++i) v[i] = fill;
     }
     Store8(out + r * k + c8 * 8, v, vec);
   }
@@ -68,23 +72,25 @@ __global__ void __launch_bounds__(kThreads)
 
 template <GgmlType kT>
 Status LaunchType(const void* w, int64_t k, int64_t table_rows, const int32_t* ids, int64_t n,
-                  void* out, DType out_type, cudaStream_t stream) {
+                  int64_t row_offset, int64_t n_vocab, void* out, DType out_type,
+                  cudaStream_t stream) {
   const int64_t row_bytes = k / qd::BlockElems(kT) * qd::BlockBytes(kT);
   const dim3 grid(static_cast<unsigned>((k / 8 + kThreads - 1) / kThreads),
                   static_cast<unsigned>(n < 65535 ? n : 65535));
   const bool vec = reinterpret_cast<uintptr_t>(out) % 16 == 0;
   return DispatchDType(out_type, [&](auto zero) {
     using Out = decltype(zero);
-    dequantize_kernel<kT, Out><<<grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(w),
-                                                              row_bytes, k, table_rows, ids, n,
-                                                              static_cast<Out*>(out), vec);
+    dequantize_kernel<kT, Out>
+        <<<grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(w), row_bytes, k, table_rows,
+                                        ids, n, row_offset, n_vocab, static_cast<Out*>(out), vec);
     CUDA_RETURN_IF_LAUNCH_ERROR("dequantize_kernel");
     return Status::Ok();
   });
 }
 
 Status Launch(const void* w, GgmlType type, int64_t k, int64_t table_rows, const int32_t* ids,
-              int64_t n, void* out, DType out_type, cudaStream_t stream) {
+              int64_t n, int64_t row_offset, int64_t n_vocab, void* out, DType out_type,
+              cudaStream_t stream) {
   if (!DequantizeCudaSupports(type)) {
     return UnimplementedError("dequantize_cuda: weight type " + std::string(TypeName(type)));
   }
@@ -100,9 +106,10 @@ Status Launch(const void* w, GgmlType type, int64_t k, int64_t table_rows, const
   }
   if (n == 0) return Status::Ok();
   switch (type) {
-#define FORGE_DEQUANT_CASE(T) \
-  case GgmlType::T:           \
-    return LaunchType<GgmlType::T>(w, k, table_rows, ids, n, out, out_type, stream);
+#define FORGE_DEQUANT_CASE(T)                                                                    \
+  case GgmlType::T:                                                                              \
+    return LaunchType<GgmlType::T>(w, k, table_rows, ids, n, row_offset, n_vocab, out, out_type, \
+                                   stream);
     FORGE_DEQUANT_CASE(kQ4_0)
     FORGE_DEQUANT_CASE(kQ4_1)
     FORGE_DEQUANT_CASE(kQ5_0)
@@ -125,14 +132,20 @@ bool DequantizeCudaSupports(GgmlType type) { return qd::IsQuantFormat(type); }
 
 Status dequantize_rows_cuda(const void* w, GgmlType type, int64_t n_rows, int64_t k, void* out,
                             DType out_type, cudaStream_t stream) {
-  return Launch(w, type, k, n_rows, nullptr, n_rows, out, out_type, stream);
+  return Launch(w, type, k, n_rows, nullptr, n_rows, 0, n_rows, out, out_type, stream);
 }
 
 Status dequantize_gather_rows_cuda(const void* w, GgmlType type, int64_t k, int64_t table_rows,
                                    const int32_t* ids, int64_t n, void* out, DType out_type,
-                                   cudaStream_t stream) {
+                                   cudaStream_t stream, int64_t row_offset, int64_t n_vocab) {
   if (ids == nullptr && n > 0) return InvalidArgumentError("dequantize_gather_rows_cuda: no ids");
-  return Launch(w, type, k, table_rows, ids, n, out, out_type, stream);
+  if (n_vocab == 0) n_vocab = table_rows;
+  if (row_offset < 0 || table_rows < 0 || row_offset + table_rows > n_vocab) {
+    return InvalidArgumentError("dequantize_gather_rows_cuda: rows " + std::to_string(row_offset) +
+                                " .. " + std::to_string(row_offset + table_rows) +
+                                " outside the vocabulary of " + std::to_string(n_vocab));
+  }
+  return Launch(w, type, k, table_rows, ids, n, row_offset, n_vocab, out, out_type, stream);
 }
 
 }  // namespace forge::cuda

@@ -22,10 +22,13 @@ bool DequantizeCudaSupports(GgmlType type);
 Status dequantize_rows_cuda(const void* w, GgmlType type, int64_t n_rows, int64_t k, void* out,
                             DType out_type, cudaStream_t stream);
 
-// out[i, :] = W[ids[i], :] for i < n (ids on the device). An id outside [0, table_rows) gives a
-// row of NaN (the table is never read out of bounds).
+// out[i, :] = W[ids[i] - row_offset, :] for i < n (ids on the device): the table's rows are the
+// vocabulary ids row_offset .. row_offset + table_rows - 1 of n_vocab (0: table_rows). An id in
+// [0, n_vocab) outside the table's slice gives a row of zeros; an id outside [0, n_vocab) a row
+// of NaN (the table is never read out of bounds).
 Status dequantize_gather_rows_cuda(const void* w, GgmlType type, int64_t k, int64_t table_rows,
                                    const int32_t* ids, int64_t n, void* out, DType out_type,
-                                   cudaStream_t stream);
+                                   cudaStream_t stream, int64_t row_offset = 0,
+                                   int64_t n_vocab = 0);
 
 }  // namespace forge::cuda

@@ -1,0 +1,26 @@
+// What other parts of the CUDA module need of a CUDA backend: its stream and device ordinal
+// (the NCCL collective queues its ops there), and making a device current on the calling thread.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "backend/backend.h"
+
+namespace forge::cuda {
+
+// The backend's stream; nullptr when `backend` is not a CUDA backend.
+cudaStream_t CudaStreamOf(Backend& backend);
+// The backend's device ordinal; -1 when `backend` is not a CUDA backend.
+int CudaDeviceOf(Backend& backend);
+
+// Makes `device` current on the calling thread when it is not already (the CUDA runtime's current
+// device is per thread: each tensor-parallel rank's thread drives its own device). The previous
+// device is not restored.
+inline cudaError_t UseDevice(int device) {
+  int current = -1;
+  cudaError_t e = cudaGetDevice(&current);
+  if (e != cudaSuccess) return e;
+  return current == device ? cudaSuccess : cudaSetDevice(device);
+}
+
+}  // namespace forge::cuda
