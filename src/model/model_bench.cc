@@ -30,9 +30,13 @@ double Median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+// Under tensor parallelism every figure below is one GPU's share (the GPUs read and compute
+// their shares at once): the floors are one GPU's, the all-reduces between them not counted.
+
 // Every weight tensor but token_embd (gathered by row), as stored in the file; with tied
-// embeddings the output head reads token_embd in full.
+// embeddings the output head reads token_embd in full. Tensor parallelism: rank 0's matrices.
 int64_t WeightBytesPerStep(Model& model) {
+  if (model.tensor_parallel() > 1) return WeightMatrixBytes(model.host_weights(0), false);
   int64_t bytes = 0;
   for (const auto& t : model.file().tensors()) {
     if (t.name != "token_embd.weight") bytes += t.n_bytes;
@@ -49,14 +53,18 @@ double ParamsOutsideEmbedding(Model& model) {
     if (t.name != "token_embd.weight" && t.dims.size() >= 2) params += t.n_elements;
   }
   if (c.tied_embeddings) params += c.n_vocab * c.n_embd;
-  return static_cast<double>(params);
+  return static_cast<double>(params) / model.tensor_parallel();
 }
 
-// K and V of every layer for one position, in the activation dtype.
+// K and V of every layer for one position, in the activation dtype (one rank's KV heads).
 int64_t KvBytesPerToken(Model& model) {
   const ModelConfig& c = model.config();
-  return 2 * c.n_layer * c.kv_dim() * static_cast<int64_t>(DTypeSize(model.dtype()));
+  return 2 * c.n_layer * model.CacheShape(1).n_kv_heads * c.head_dim *
+         static_cast<int64_t>(DTypeSize(model.dtype()));
 }
+
+// Query dimensions one rank attends over.
+int64_t RankQDim(Model& model) { return model.config().q_dim() / model.tensor_parallel(); }
 
 }  // namespace
 
@@ -111,7 +119,7 @@ StatusOr<ModelBenchResult> RunModelBench(Model& model, const ModelBenchOptions& 
   }
   const double params = ParamsOutsideEmbedding(model);
   // Attention FLOPs per token at mean context pp/2: QK^T and PV, 2 * 2 * ctx * q_dim per layer.
-  const double attn = 4.0 * c.n_layer * c.q_dim() * (o.pp_tokens / 2.0);
+  const double attn = 4.0 * c.n_layer * RankQDim(model) * (o.pp_tokens / 2.0);
   r.pp_flops_per_token = 2.0 * params + attn;
   if (o.flops_per_s > 0) r.pp_floor_tokens_per_s = o.flops_per_s / r.pp_flops_per_token;
   return r;
@@ -252,7 +260,7 @@ StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOpt
     // DESIGN.md "Floors". Prefill: 2 * params per token, plus causal attention per sequence and
     // layer, QK^T and PV: 4 * n_head * pp^2 * head_dim / 2.
     row.prefill_flops = 2.0 * r.params_outside_embedding * row.prompt_tokens +
-                        n * (2.0 * c.n_layer * c.q_dim() * pp * pp);
+                        n * (2.0 * c.n_layer * RankQDim(model) * pp * pp);
     // Decode step i (0-based) reads the weights once and K/V of pp + i + 1 positions per sequence.
     row.decode_bytes = tg * r.weight_bytes_per_step +
                        double(n) * r.kv_bytes_per_token * (tg * pp + tg * (tg + 1) / 2);
