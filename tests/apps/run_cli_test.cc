@@ -5,8 +5,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "gguf/gguf_writer.h"
 #include "gguf/gguf_file.h"
+#include "gguf/gguf_writer.h"
 #include "support/cli_runner.h"
 #include "support/test_env.h"
 
@@ -51,10 +51,28 @@ TEST_F(RunCliTest, GreedyTextOnStdout) {
     if (c["id"] == "once_upon_a_time_64") want = c["text"];
   }
   ASSERT_EQ(want.rfind("Once upon a time", 0), 0u);
-  auto r = RunForge("run -m '" + model_ + "' -p 'Once upon a time' -n 60 --temp 0 --device cpu", dir_);
+  auto r =
+      RunForge("run -m '" + model_ + "' -p 'Once upon a time' -n 60 --temp 0 --device cpu", dir_);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, want.substr(16) + "\n");
   EXPECT_NE(r.err.find("tokens/s"), std::string::npos) << r.err;
+}
+
+// --tensor-parallel on host backends: the same expected greedy text over 2 and 4 ranks.
+TEST_F(RunCliTest, TensorParallelGivesTheExpectedText) {
+  std::ifstream in(testing::TestDataPath("models/stories260K.expected.json"));
+  auto cases = nlohmann::json::parse(in)["models"]["stories260K.gguf"]["cases"];
+  std::string want;
+  for (const auto& c : cases) {
+    if (c["id"] == "once_upon_a_time_64") want = c["text"];
+  }
+  for (int n : {2, 4}) {
+    auto r = RunForge("run -m '" + model_ + "' -p 'Once upon a time' -n 60 --temp 0 --device cpu " +
+                          "--tensor-parallel " + std::to_string(n),
+                      dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, want.substr(16) + "\n") << n << " ranks";
+  }
 }
 
 TEST_F(RunCliTest, ChatAnswersEachLineThroughATemplate) {
@@ -76,12 +94,16 @@ TEST_F(RunCliTest, ErrorsAreOneLineAndNonZero) {
       {Variant("moe", "llama.expert_count", GgufValue::U32(8)), "", "mixture-of-experts"},
       {Variant("missing", "", GgufValue(), "blk.3.ffn_gate.weight"), "",
        "tensor 'blk.3.ffn_gate.weight' is missing"},
-      {Variant("shape", "", GgufValue()), "", "blk.0.attn_v.weight: shape [32, 64], expected [64, 32]"},
+      {Variant("shape", "", GgufValue()), "",
+       "blk.0.attn_v.weight: shape [32, 64], expected [64, 32]"},
       {model_, "-c 8", "does not fit in the context of 8"},
+      {model_, "--tensor-parallel 3", "8 attention heads do not divide by 3"},
+      {model_, "--gpu-memory-limit 1GiB", "--gpu-memory-limit applies to GPU devices"},
+      {model_, "--gpu-memory-limit 12parsecs", "expected a size such as 24GiB"},
   };
   for (const Case& c : cases) {
-    auto r = RunForge("run -m '" + c.model + "' -p 'Once upon a time, in a land far away' " + c.extra +
-                          " -n 4 --temp 0 --device cpu",
+    auto r = RunForge("run -m '" + c.model + "' -p 'Once upon a time, in a land far away' " +
+                          c.extra + " -n 4 --temp 0 --device cpu",
                       dir_);
     EXPECT_NE(r.exit_code, 0) << c.expect;
     EXPECT_NE(r.err.find(c.expect), std::string::npos) << "stderr: " << r.err;
