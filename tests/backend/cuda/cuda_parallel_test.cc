@@ -134,7 +134,9 @@ TEST(CudaParallelEngineTest, BatchedGreedyRequestsEqualTheCpu) {
         tokens[i].insert(tokens[i].end(), ev.tokens.begin(), ev.tokens.end());
       };
       EXPECT_TRUE((*engine)->Submit(std::move(r)).ok());
-      if (!batched) EXPECT_TRUE((*engine)->RunUntilIdle().ok());
+      if (!batched) {
+        EXPECT_TRUE((*engine)->RunUntilIdle().ok());
+      }
     }
     EXPECT_TRUE((*engine)->RunUntilIdle().ok());
     EXPECT_EQ((*engine)->stats().kv_blocks_used, 0);
