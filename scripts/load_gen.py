@@ -30,8 +30,9 @@ completed ([DONE]) inside it, wherever they started. At the window's end the cli
 requests still running are abandoned (their connections close; the server cancels them; they are
 not failures). Every failure from the first start to the window's end counts. The prefix-cache
 hit rate and the device busy fraction are deltas of the server's /metrics counters scraped at the
-window's edges (forge_prefix_cache_hits_total / forge_prefix_cache_queries_total and
-forge_device_busy_seconds_total over the wall time between the scrapes). With --sweep the rows
+window's edges (forge_prefix_cache_hits_total / forge_prefix_cache_queries_total, and
+forge_device_busy_seconds_total over forge_engine_stats_time_seconds: the engine's clock when it
+last updated its counters, so both deltas span the same steps). With --sweep the rows
 run one after another, each after the server is idle again.
 """
 import argparse
@@ -373,6 +374,11 @@ def summarize(cfg, records, scrapes):
     hits = delta(before, after, "forge_prefix_cache_hits_total")
     queries = delta(before, after, "forge_prefix_cache_queries_total")
     busy = delta(before, after, "forge_device_busy_seconds_total")
+    # The busy counter moves once per engine step: over the engine's own clock at those updates
+    # (same span as the counter), not the scrapes' wall time, which a long step straddles.
+    span = delta(before, after, "forge_engine_stats_time_seconds")
+    if not span or span <= 0:
+        span = tb - ta
     return {
         "clients": cfg["clients"], "duration_s": round(duration, 3), "warmup_s": cfg["warmup"],
         "requests_completed": len(done), "requests_failed": len(failed),
@@ -391,7 +397,7 @@ def summarize(cfg, records, scrapes):
         "prefix_cache_queries": queries, "prefix_cache_hits": hits,
         "prefix_cache_hit_rate": round(hits / queries, 4) if queries else None,
         "device_busy_seconds": None if busy is None else round(busy, 3),
-        "device_busy_fraction": None if busy is None or tb <= ta else round(busy / (tb - ta), 4),
+        "device_busy_fraction": None if busy is None or span <= 0 else round(busy / span, 4),
         "procs": cfg["procs"],
     }
 

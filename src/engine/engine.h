@@ -133,6 +133,7 @@ class Engine {
   // time counts its own steps only).
   double backend_busy_seen_ = 0;
   BusyWindow busy_window_;
+  const Clock::time_point started_ = Clock::now();
 };
 
 }  // namespace forge

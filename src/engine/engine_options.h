@@ -74,6 +74,9 @@ struct EngineStats {
   // last 10 s (BusyWindow; since the engine's creation when younger), in [0, 1].
   double device_busy_seconds = 0;
   double device_busy_ratio = 0;
+  // When these counters were last updated (the end of a step), in seconds since the engine
+  // started: deltas of the counters over deltas of this are rates over exactly the same span.
+  double stats_time_seconds = 0;
   int64_t requests_submitted = 0;
   int64_t requests_finished = 0;  // every sample ended (stopped, length, cancelled or failed)
   int64_t requests_cancelled = 0;

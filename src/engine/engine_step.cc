@@ -311,8 +311,10 @@ void Engine::PublishStats(bool ran, int64_t prefill_tokens, double seconds) {
   const double busy = std::max(busy_total - backend_busy_seen_, 0.0);
   backend_busy_seen_ = busy_total;
   std::lock_guard<std::mutex> lock(stats_mu_);
+  const Clock::time_point now = Clock::now();
   stats_.device_busy_seconds += busy;
-  if (busy > 0) busy_window_.Add(Clock::now(), busy);
+  stats_.stats_time_seconds = std::chrono::duration<double>(now - started_).count();
+  if (busy > 0) busy_window_.Add(now, busy);
   stats_.waiting = scheduler_->num_waiting();
   stats_.running = scheduler_->num_running();
   stats_.kv_blocks_total = pool.num_blocks();

@@ -64,8 +64,9 @@ std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
   std::string out;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    out += "# HELP forge_requests_total Completion requests by outcome.\n"
-           "# TYPE forge_requests_total counter\n";
+    out +=
+        "# HELP forge_requests_total Completion requests by outcome.\n"
+        "# TYPE forge_requests_total counter\n";
     static const char* kNames[] = {"stop", "length", "cancelled", "error", "rejected"};
     for (int i = 0; i < static_cast<int>(Outcome::kCount); ++i) {
       out += std::string("forge_requests_total{outcome=\"") + kNames[i] + "\"} " +
@@ -90,7 +91,8 @@ std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
          std::to_string(s.kv_blocks_used));
   Metric(&out, "forge_kv_blocks_cached", "gauge", "Unreferenced KV blocks kept for prefix hits.",
          std::to_string(s.kv_blocks_cached));
-  Metric(&out, "forge_kv_blocks_free", "gauge", "Free KV blocks.", std::to_string(s.kv_blocks_free));
+  Metric(&out, "forge_kv_blocks_free", "gauge", "Free KV blocks.",
+         std::to_string(s.kv_blocks_free));
   Metric(&out, "forge_prefix_cache_queries_total", "counter", "Prompt tokens looked up.",
          std::to_string(s.prefix_cache_queries));
   Metric(&out, "forge_prefix_cache_hits_total", "counter", "Prompt tokens found in the cache.",
@@ -108,6 +110,10 @@ std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
   Metric(&out, "forge_device_busy_ratio", "gauge",
          "Fraction of the wall time of the last 10 s the device was busy with engine steps.",
          Num(s.device_busy_ratio));
+  Metric(&out, "forge_engine_stats_time_seconds", "gauge",
+         "Engine time (seconds since it started) when the engine counters were last updated: "
+         "a counter's delta over this one's is a rate over the same span.",
+         Num(s.stats_time_seconds));
   return out;
 }
 
