@@ -136,7 +136,10 @@ class Model {
   Status GatherLogits(Rank& r, int64_t n_out);
   Status ForwardEager(Rank& r, const ForwardBatch& b, KvCache& cache);
   bool GraphEligible(const ForwardBatch& b) const;
-  Status ForwardGraph(Rank& r, const ForwardBatch& b, KvCache& cache);
+  static std::vector<int32_t> GraphMeta(const ForwardBatch& b, int64_t B, int64_t W);
+  // Replays (recording first when needed) rank r's graph for B sequences and tables W wide, with
+  // the step's metadata h (GraphMeta) uploaded into the graph's own buffer.
+  Status ForwardGraph(Rank& r, const std::vector<int32_t>& h, int64_t B, int64_t W, KvCache& cache);
   // Runs fn on every rank at once (each on its own thread under tensor parallelism). A failure
   // aborts the collective: the model refuses further steps (the ranks' queues are out of step).
   Status OnRanks(const std::function<Status(Rank&)>& fn);

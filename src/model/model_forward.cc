@@ -212,8 +212,13 @@ Status Model::Forward(const ForwardBatch& b, KvCache& cache, std::vector<float>*
                                 " ranks for a model of " + std::to_string(tensor_parallel()));
   }
   const bool graph = GraphEligible(b);
-  RETURN_IF_ERROR(OnRanks(
-      [&](Rank& r) { return graph ? ForwardGraph(r, b, cache) : ForwardEager(r, b, cache); }));
+  // A graph step's padded metadata is the same for every rank: built once.
+  const int64_t B = graph ? GraphBucket(b.n_seqs()) : 0;
+  const int64_t W = graph ? PowerOfTwoAtLeast(std::max<int32_t>(b.max_blocks, 1)) : 0;
+  const std::vector<int32_t> meta = graph ? GraphMeta(b, B, W) : std::vector<int32_t>();
+  RETURN_IF_ERROR(OnRanks([&](Rank& r) {
+    return graph ? ForwardGraph(r, meta, B, W, cache) : ForwardEager(r, b, cache);
+  }));
   if (graph) {
     ++stats_.graph_replays;
   } else {
@@ -349,24 +354,11 @@ bool Model::GraphEligible(const ForwardBatch& b) const {
   return true;
 }
 
-Status Model::ForwardGraph(Rank& r, const ForwardBatch& b, KvCache& cache) {
-  const int64_t n = b.n_seqs(), B = GraphBucket(n);
-  const int64_t W = PowerOfTwoAtLeast(std::max<int32_t>(b.max_blocks, 1));
-  RETURN_IF_ERROR(EnsureWorkspace(r, B, B));
-  Backend& be = *r.backend;
-  std::vector<void*> pools;
-  for (int64_t l = 0; l < cache.shape().n_layer; ++l) {
-    pools.push_back(cache.k(l, r.index));
-    pools.push_back(cache.v(l, r.index));
-  }
-  Graph& g = r.graphs[{B, W}];
-  if (g.graph && g.cache_pools != pools) g.graph.reset();  // recorded against another cache
-  if (!g.meta) {
-    ASSIGN_OR_RETURN(g.meta, be.Alloc(MetaInts(B, B, W, B) * 4));
-  }
-
-  // Padding sequences have no keys (their attention output is zero), write no K/V (slot -1)
-  // and their logits rows are computed but not downloaded.
+// The metadata of a decode step padded to its graph's shape (B sequences, tables W wide), laid out
+// as MetaInts: padding sequences have no keys (their attention output is zero), write no K/V
+// (slot -1) and their logits rows are computed but not downloaded.
+std::vector<int32_t> Model::GraphMeta(const ForwardBatch& b, int64_t B, int64_t W) {
+  const int64_t n = b.n_seqs();
   std::vector<int32_t> h(MetaInts(B, B, W, B), 0);
   int32_t* ids = h.data();
   int32_t* pos = ids + B;
@@ -385,6 +377,23 @@ Status Model::ForwardGraph(Rank& r, const ForwardBatch& b, KvCache& cache) {
     slots[i] = b.slot_mapping[i];
     lens[i] = b.seq_lens_k[i];
     std::copy_n(b.block_tables.begin() + i * b.max_blocks, b.max_blocks, tables + i * W);
+  }
+  return h;
+}
+
+Status Model::ForwardGraph(Rank& r, const std::vector<int32_t>& h, int64_t B, int64_t W,
+                           KvCache& cache) {
+  RETURN_IF_ERROR(EnsureWorkspace(r, B, B));
+  Backend& be = *r.backend;
+  std::vector<void*> pools;
+  for (int64_t l = 0; l < cache.shape().n_layer; ++l) {
+    pools.push_back(cache.k(l, r.index));
+    pools.push_back(cache.v(l, r.index));
+  }
+  Graph& g = r.graphs[{B, W}];
+  if (g.graph && g.cache_pools != pools) g.graph.reset();  // recorded against another cache
+  if (!g.meta) {
+    ASSIGN_OR_RETURN(g.meta, be.Alloc(MetaInts(B, B, W, B) * 4));
   }
   RETURN_IF_ERROR(be.Upload(g.meta->data(), h.data(), h.size() * 4));
   if (!g.graph) {

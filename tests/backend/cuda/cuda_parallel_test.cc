@@ -60,6 +60,34 @@ std::vector<int32_t> Tokens(int n, int seed) {
   return ids;
 }
 
+// Greedy tokens (EOS ignored) of each prompt through an engine on `model`: submitted together
+// (batched) or each run to its end before the next. Every KV block is released afterwards.
+std::vector<std::vector<int32_t>> GreedyTokens(Model& model, const EngineOptions& o,
+                                               const std::vector<std::vector<int32_t>>& prompts,
+                                               int32_t max_tokens, bool batched = true) {
+  std::vector<std::vector<int32_t>> tokens(prompts.size());
+  auto engine = Engine::Create(model, nullptr, o);
+  EXPECT_TRUE(engine.ok()) << engine.status().ToString();
+  if (!engine.ok()) return tokens;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    EngineRequest r;
+    r.prompt_ids = prompts[i];
+    r.params.temperature = 0;
+    r.params.max_tokens = max_tokens;
+    r.params.ignore_eos = true;
+    r.on_event = [&tokens, i](const RequestEvent& ev) {
+      tokens[i].insert(tokens[i].end(), ev.tokens.begin(), ev.tokens.end());
+    };
+    EXPECT_TRUE((*engine)->Submit(std::move(r)).ok());
+    if (!batched) {
+      EXPECT_TRUE((*engine)->RunUntilIdle().ok());
+    }
+  }
+  EXPECT_TRUE((*engine)->RunUntilIdle().ok());
+  EXPECT_EQ((*engine)->stats().kv_blocks_used, 0);
+  return tokens;
+}
+
 using TpCase = std::tuple<std::string, int>;  // format, ranks
 class CudaParallelTest : public ::testing::TestWithParam<TpCase> {};
 
@@ -115,35 +143,15 @@ TEST(CudaParallelEngineTest, BatchedGreedyRequestsEqualTheCpu) {
   auto cpu_backend = MakeCpuBackend();
   auto cpu = Model::Load(path, cpu_backend.get());
   ASSERT_TRUE(cpu.ok());
-  auto run = [](Model& model, bool batched) {
-    EngineOptions o;
-    o.ctx_size = 256;
-    o.num_kv_blocks = 256;
-    o.max_num_seqs = 16;
-    o.max_num_batched_tokens = 64;
-    auto engine = Engine::Create(model, nullptr, o);
-    EXPECT_TRUE(engine.ok()) << engine.status().ToString();
-    std::vector<std::vector<int32_t>> tokens(12);
-    for (int i = 0; i < 12; ++i) {
-      EngineRequest r;
-      r.prompt_ids = Tokens(3 + 9 * i, i);
-      r.params.temperature = 0;
-      r.params.max_tokens = 24;
-      r.params.ignore_eos = true;
-      r.on_event = [&tokens, i](const RequestEvent& ev) {
-        tokens[i].insert(tokens[i].end(), ev.tokens.begin(), ev.tokens.end());
-      };
-      EXPECT_TRUE((*engine)->Submit(std::move(r)).ok());
-      if (!batched) {
-        EXPECT_TRUE((*engine)->RunUntilIdle().ok());
-      }
-    }
-    EXPECT_TRUE((*engine)->RunUntilIdle().ok());
-    EXPECT_EQ((*engine)->stats().kv_blocks_used, 0);
-    return tokens;
-  };
-  const auto want = run(**cpu, false);
-  const auto got = run(*(*tp)->model, true);
+  EngineOptions o;
+  o.ctx_size = 256;
+  o.num_kv_blocks = 256;
+  o.max_num_seqs = 16;
+  o.max_num_batched_tokens = 64;
+  std::vector<std::vector<int32_t>> prompts;
+  for (int i = 0; i < 12; ++i) prompts.push_back(Tokens(3 + 9 * i, i));
+  const auto want = GreedyTokens(**cpu, o, prompts, 24, /*batched=*/false);
+  const auto got = GreedyTokens(*(*tp)->model, o, prompts, 24, /*batched=*/true);
   for (int i = 0; i < 12; ++i) EXPECT_EQ(got[i], want[i]) << "request " << i;
   EXPECT_GT((*tp)->model->stats().graph_replays, 0);
 }
@@ -181,31 +189,15 @@ TEST_P(CudaParallelMemoryTest, ModelLargerThanTheLimitOfFewGpusRunsOnMore) {
     EXPECT_EQ(total_bytes, limit);
     EXPECT_GT(WeightMatrixBytes(m.weights(r), true), total / c.many * 99 / 100) << "GPU " << r;
   }
-  auto generate = [](Model& model) {
-    EngineOptions o;
-    o.ctx_size = 128;
-    o.max_num_seqs = 4;
-    o.max_num_batched_tokens = 128;
-    o.gpu_memory_fraction = 1.0;
-    auto engine = Engine::Create(model, nullptr, o);
-    EXPECT_TRUE(engine.ok()) << engine.status().ToString();
-    std::vector<int32_t> out;
-    if (!engine.ok()) return out;
-    EngineRequest r;
-    r.prompt_ids = Tokens(20, 7);
-    r.params.temperature = 0;
-    r.params.max_tokens = 16;
-    r.params.ignore_eos = true;
-    r.on_event = [&out](const RequestEvent& ev) {
-      out.insert(out.end(), ev.tokens.begin(), ev.tokens.end());
-    };
-    EXPECT_TRUE((*engine)->Submit(std::move(r)).ok());
-    EXPECT_TRUE((*engine)->RunUntilIdle().ok());
-    return out;
-  };
-  const std::vector<int32_t> want = generate(*(*unlimited)->model);
+  EngineOptions o;
+  o.ctx_size = 128;
+  o.max_num_seqs = 4;
+  o.max_num_batched_tokens = 128;
+  o.gpu_memory_fraction = 1.0;
+  const std::vector<std::vector<int32_t>> prompt = {Tokens(20, 7)};
+  const std::vector<int32_t> want = GreedyTokens(*(*unlimited)->model, o, prompt, 16)[0];
   (*unlimited).reset();
-  const std::vector<int32_t> got = generate(m);
+  const std::vector<int32_t> got = GreedyTokens(m, o, prompt, 16)[0];
   EXPECT_EQ(got.size(), 16u);
   EXPECT_EQ(got, want);
 }
