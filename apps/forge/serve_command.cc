@@ -27,7 +27,10 @@ struct Args {
   std::string model, device = "auto", alias, port_file;
   server::ServerOptions server;
   int64_t ctx = 0;
-  int parallel = 16, batch_tokens = 512, step_delay_ms = 0, load_delay_ms = 0;
+  // 0: by device. A GPU step costs about the same for one sequence as for a hundred (it reads
+  // every weight once either way), so a GPU serves up to 256 at once (the largest decode graph)
+  // with 2048-token steps; a CPU step's cost grows with its rows: 16 and 512.
+  int parallel = 0, batch_tokens = 0, step_delay_ms = 0, load_delay_ms = 0;
   int64_t kv_mb = 0;  // 0: planned from gpu_memory_fraction on a GPU, 1024 MiB on the CPU
   double gpu_memory_fraction = 0.9;
   ModelFlags model_flags;
@@ -81,10 +84,15 @@ int Serve(Args& a) {
   auto tmpl = ChatTemplate::Parse(source);
   if (!tmpl.ok()) return Fail("chat template", tmpl.status());
 
+  int64_t free_bytes = 0, total_bytes = 0;
+  (*model)->backend().MemoryInfo(&free_bytes, &total_bytes);
+  const bool gpu = total_bytes > 0;  // a device with its own memory
+  const int parallel = a.parallel > 0 ? a.parallel : gpu ? 256 : 16;
+  const int batch_tokens = a.batch_tokens > 0 ? a.batch_tokens : gpu ? 2048 : 512;
   EngineOptions opt;
   opt.ctx_size = a.ctx;
-  opt.max_num_seqs = a.parallel;
-  opt.max_num_batched_tokens = std::max(a.batch_tokens, a.parallel);
+  opt.max_num_seqs = parallel;
+  opt.max_num_batched_tokens = std::max(batch_tokens, parallel);
   opt.kv_cache_bytes = KvCacheBytes(a.kv_mb, (*model)->backend());
   opt.gpu_memory_fraction = a.gpu_memory_fraction;
   opt.step_delay = std::chrono::milliseconds(a.step_delay_ms);
@@ -107,8 +115,10 @@ int Serve(Args& a) {
     served.template_options.eos_token = (*tokenizer)->TokenToPiece(vocab.eos, true);
   }
   srv.SetModel(&served);
-  std::fprintf(stderr, "forge serve: ready: model '%s', context %lld, %d sequences\n",
-               served.name.c_str(), static_cast<long long>((*engine)->ctx_size()), a.parallel);
+  std::fprintf(stderr,
+               "forge serve: ready: model '%s', context %lld, %d sequences, %d tokens a step\n",
+               served.name.c_str(), static_cast<long long>((*engine)->ctx_size()), parallel,
+               opt.max_num_batched_tokens);
 
   const auto ready = std::chrono::steady_clock::now();
   int sig = 0;
@@ -144,8 +154,12 @@ void AddServeCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("-c,--ctx-size", a->ctx, "Context size (0: the model's)");
   cmd->add_option("--max-queue", a->server.max_queue,
                   "Requests that may wait beyond --parallel running ones; then 429");
-  cmd->add_option("--parallel", a->parallel, "Most sequences running at once");
-  cmd->add_option("--batch-tokens", a->batch_tokens, "Most tokens per engine step");
+  cmd->add_option("--parallel", a->parallel,
+                  "Most sequences running at once (0: 256 on a GPU, 16 on the CPU)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--batch-tokens", a->batch_tokens,
+                  "Most tokens per engine step (0: 2048 on a GPU, 512 on the CPU)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--kv-cache-mb", a->kv_mb,
                   "KV cache budget in MiB (0: on a GPU, planned from --gpu-memory-fraction; on "
                   "the CPU, 1024)");

@@ -296,7 +296,7 @@ void Engine::FinishSample(Request* r, int32_t sample, RequestEvent* ev) {
 void Engine::Emit(Request* r, RequestEvent event) {
   const bool last = event.finished && r->num_done == r->n;
   if (r->on_event) {
-    r->on_event(event);
+    r->on_event(std::move(event));
   } else {
     r->events->Push(std::move(event));
     if (last) r->events->Close();

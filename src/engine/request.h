@@ -33,9 +33,10 @@ struct EngineRequest {
   SamplingParams params;
   // Samples of the prompt (n > 1 forks after the prompt: its blocks are shared, copy-on-write).
   int32_t n = 1;
-  // Called with every event on the engine's step thread: keep it short, never call Step() from
-  // it (Submit and Cancel are fine). When unset, events go to RequestHandle::events.
-  std::function<void(const RequestEvent&)> on_event;
+  // Called with every event on the engine's step thread: keep it short (hand formatting and I/O
+  // to another thread: the step waits for it), never call Step() from it (Submit and Cancel are
+  // fine). When unset, events go to RequestHandle::events.
+  std::function<void(RequestEvent)> on_event;
 };
 
 struct RequestUsage {

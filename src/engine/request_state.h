@@ -16,7 +16,7 @@ struct Engine::Request {
   SamplingParams params;  // seed always set
   int32_t n = 1;
   int32_t max_new = 0;  // tokens each sample may generate
-  std::function<void(const RequestEvent&)> on_event;
+  std::function<void(RequestEvent)> on_event;
   std::shared_ptr<RequestEvents> events;  // when no on_event
   Clock::time_point submitted, scheduled;
   bool was_scheduled = false;

@@ -23,7 +23,9 @@ std::string RandomId(const char* prefix) {
   return std::string(prefix) + buf;
 }
 
-// One submitted request: collects events (engine step thread) and answers the client.
+// One submitted request: collects events and answers the client. The engine's step thread only
+// hands each event over (with the time it arrived); the JSON is built and sent on the
+// connection's strand, so a step with hundreds of streams does not wait for their formatting.
 struct Completion : std::enable_shared_from_this<Completion> {
   ServerContext* ctx;
   const ServedModel* model;
@@ -42,9 +44,8 @@ struct Completion : std::enable_shared_from_this<Completion> {
   bool cancelled = false;
   double e2e_seconds = 0;
 
-  void OnEvent(const RequestEvent& ev) {
+  void OnEvent(const RequestEvent& ev, Clock::time_point now) {
     SampleOutput& s = samples[ev.sample];
-    const Clock::time_point now = Clock::now();
     if (!ev.tokens.empty()) {
       if (s.started || !s.tokens.empty()) {
         const double gap =
@@ -92,10 +93,10 @@ struct Completion : std::enable_shared_from_this<Completion> {
     }
     ctx->metrics.AddTokens(prompt_tokens, completion);
     ctx->metrics.e2e().Observe(e2e_seconds);
-    ctx->metrics.CountRequest(cancelled           ? Outcome::kCancelled
-                              : !error.ok()       ? Outcome::kError
-                              : length            ? Outcome::kLength
-                                                  : Outcome::kStop);
+    ctx->metrics.CountRequest(cancelled     ? Outcome::kCancelled
+                              : !error.ok() ? Outcome::kError
+                              : length      ? Outcome::kLength
+                                            : Outcome::kStop);
     if (stream) {
       if (!error.ok() && !cancelled) {
         session->SendChunk(SseData(json::parse(ApiError::FromStatus(error).Json())));
@@ -135,7 +136,8 @@ std::optional<ApiError> BuildPrompt(const ServedModel& model, const CompletionRe
   } else {
     *ids = tok.Encode(req.prompt, /*add_special=*/true, /*parse_special=*/false);
   }
-  if (ids->empty()) return ApiError::InvalidRequest("the prompt is empty", req.chat ? "messages" : "prompt");
+  if (ids->empty())
+    return ApiError::InvalidRequest("the prompt is empty", req.chat ? "messages" : "prompt");
   return std::nullopt;
 }
 
@@ -157,13 +159,14 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
                      true);
   }
   CompletionRequest req;
-  if (auto e = ParseCompletionRequest(parsed, chat, &req)) return SendError(ctx, *session, *e, true);
+  if (auto e = ParseCompletionRequest(parsed, chat, &req))
+    return SendError(ctx, *session, *e, true);
   if (!req.model.empty() && req.model != model.name) {
     return SendError(ctx, *session,
-                     ApiError::FromStatus(NotFoundError("the model '" + req.model +
-                                                        "' does not exist; this server has '" +
-                                                        model.name + "'"),
-                                          "model"),
+                     ApiError::FromStatus(
+                         NotFoundError("the model '" + req.model +
+                                       "' does not exist; this server has '" + model.name + "'"),
+                         "model"),
                      true);
   }
   std::vector<int32_t> ids;
@@ -171,12 +174,12 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
   const int32_t n_vocab = model.tokenizer->vocab().size();
   for (int32_t t : ids) {
     if (t >= n_vocab) {
-      return SendError(ctx, *session,
-                       ApiError::InvalidRequest("token id " + std::to_string(t) +
-                                                    " is outside the vocabulary of " +
-                                                    std::to_string(n_vocab),
-                                                "prompt"),
-                       true);
+      return SendError(
+          ctx, *session,
+          ApiError::InvalidRequest("token id " + std::to_string(t) +
+                                       " is outside the vocabulary of " + std::to_string(n_vocab),
+                                   "prompt"),
+          true);
     }
   }
   if (Status s = req.params.ValidateForVocab(n_vocab); !s.ok()) {
@@ -186,18 +189,18 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
   const int64_t prompt_len = static_cast<int64_t>(ids.size());
   const char* prompt_field = chat ? "messages" : "prompt";
   if (prompt_len >= ctx_size) {
-    return SendError(ctx, *session,
-                     ApiError::InvalidRequest("the prompt has " + std::to_string(prompt_len) +
-                                                  " tokens; the context holds " +
-                                                  std::to_string(ctx_size),
-                                              prompt_field),
-                     true);
+    return SendError(
+        ctx, *session,
+        ApiError::InvalidRequest("the prompt has " + std::to_string(prompt_len) +
+                                     " tokens; the context holds " + std::to_string(ctx_size),
+                                 prompt_field),
+        true);
   }
   if (req.max_tokens && prompt_len + *req.max_tokens > ctx_size) {
     return SendError(
         ctx, *session,
-        ApiError::InvalidRequest("prompt (" + std::to_string(prompt_len) + " tokens) + max_tokens (" +
-                                     std::to_string(*req.max_tokens) +
+        ApiError::InvalidRequest("prompt (" + std::to_string(prompt_len) +
+                                     " tokens) + max_tokens (" + std::to_string(*req.max_tokens) +
                                      ") exceeds the context of " + std::to_string(ctx_size),
                                  "max_tokens"),
         true);
@@ -208,20 +211,23 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
   if (ctx.in_flight.fetch_add(1) >= limit) {
     ctx.in_flight.fetch_sub(1);
     return SendError(ctx, *session,
-                     ApiError::FromStatus(ResourceExhaustedError(
-                         "the server is busy: " + std::to_string(limit) +
-                         " requests are running or queued; retry later")),
+                     ApiError::FromStatus(
+                         ResourceExhaustedError("the server is busy: " + std::to_string(limit) +
+                                                " requests are running or queued; retry later")),
                      true);
   }
   auto c = std::make_shared<Completion>();
   c->ctx = &ctx;
   c->model = &model;
   c->session = session;
-  c->meta = {chat, RandomId(chat ? "chatcmpl-" : "cmpl-"),
+  c->meta = {chat,
+             RandomId(chat ? "chatcmpl-" : "cmpl-"),
              std::chrono::duration_cast<std::chrono::seconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count(),
-             model.name, req.logprobs, model.tokenizer};
+             model.name,
+             req.logprobs,
+             model.tokenizer};
   c->stream = req.stream;
   c->include_usage = req.include_usage;
   c->continuous_usage = req.stream && req.include_usage && req.continuous_usage;
@@ -234,8 +240,12 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
   er.prompt_ids = std::move(ids);
   er.params = req.params;
   er.n = req.n;
-  // The step thread delivers events in order; Completion's state is touched only there.
-  er.on_event = [c](const RequestEvent& ev) { c->OnEvent(ev); };
+  // The step thread delivers events in order and posts them, in that order, to the connection's
+  // strand: Completion's state is touched only there.
+  er.on_event = [c](RequestEvent ev) {
+    const Clock::time_point now = Clock::now();
+    c->session->Post([c, ev = std::move(ev), now] { c->OnEvent(ev, now); });
+  };
   // Watch before submitting: the connection must not go back to reading requests meanwhile.
   struct Watch {
     std::atomic<RequestId> id{0};

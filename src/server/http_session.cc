@@ -19,16 +19,26 @@ constexpr auto kIdleTimeout = std::chrono::seconds(120);
 
 const char* Reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 400: return "Bad Request";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 413: return "Payload Too Large";
-    case 429: return "Too Many Requests";
-    case 499: return "Client Closed Request";
-    case 503: return "Service Unavailable";
-    default: return status >= 500 ? "Internal Server Error" : "Error";
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 413:
+      return "Payload Too Large";
+    case 429:
+      return "Too Many Requests";
+    case 499:
+      return "Client Closed Request";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return status >= 500 ? "Internal Server Error" : "Error";
   }
 }
 
@@ -53,8 +63,9 @@ void HttpSession::DoRead() {
 void HttpSession::OnRead(beast::error_code ec) {
   if (ec == http::error::body_limit) {
     keep_alive_ = false;
-    Respond(413, "application/json", R"({"error":{"message":"body too large","type":)"
-                                     R"("invalid_request_error","param":null,"code":null}})");
+    Respond(413, "application/json",
+            R"({"error":{"message":"body too large","type":)"
+            R"("invalid_request_error","param":null,"code":null}})");
     return;
   }
   if (ec) return CloseSocket();
@@ -96,9 +107,12 @@ void HttpSession::StartStream() {
 }
 
 void HttpSession::SendChunk(std::string bytes) {
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this(), b = std::move(bytes)] {
-    self->Queue(b, false);
-  });
+  asio::dispatch(stream_.get_executor(),
+                 [self = shared_from_this(), b = std::move(bytes)] { self->Queue(b, false); });
+}
+
+void HttpSession::Post(std::function<void()> fn) {
+  asio::post(stream_.get_executor(), [self = shared_from_this(), f = std::move(fn)] { f(); });
 }
 
 void HttpSession::EndStream() {
@@ -121,17 +135,18 @@ void HttpSession::WatchDisconnect(std::function<void()> on_gone) {
     // or EOF means the client went away.
     auto read = std::make_shared<std::function<void()>>();
     *read = [self, read] {
-      self->stream_.socket().async_read_some(
-          self->buffer_.prepare(512), [self, read](beast::error_code ec, size_t n) {
-            if (ec) {
-              self->Gone();
-              *read = nullptr;  // breaks the cycle
-              return;
-            }
-            self->buffer_.commit(n);
-            if (self->buffer_.size() > (1 << 16)) self->buffer_.consume(self->buffer_.size());
-            (*read)();
-          });
+      self->stream_.socket().async_read_some(self->buffer_.prepare(512),
+                                             [self, read](beast::error_code ec, size_t n) {
+                                               if (ec) {
+                                                 self->Gone();
+                                                 *read = nullptr;  // breaks the cycle
+                                                 return;
+                                               }
+                                               self->buffer_.commit(n);
+                                               if (self->buffer_.size() > (1 << 16))
+                                                 self->buffer_.consume(self->buffer_.size());
+                                               (*read)();
+                                             });
     };
     (*read)();
   });

@@ -36,11 +36,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // The rest are thread-safe. One response per request: Respond, or StartStream + SendChunk... +
   // EndStream. After a response the connection reads the next request (keep-alive) unless the
   // client asked to close or WatchDisconnect was called; a stream always closes at its end.
-  void Respond(int status, const std::string& content_type, std::string body,
-               Headers headers = {});
+  void Respond(int status, const std::string& content_type, std::string body, Headers headers = {});
   void StartStream();
   void SendChunk(std::string bytes);
   void EndStream();
+  // Runs fn on the connection's strand, after what is already queued there: calls made from one
+  // thread run in the order made.
+  void Post(std::function<void()> fn);
   // Calls on_gone (on the pool) once if the client closes or resets the connection before the
   // response is complete. The connection closes after this request's response.
   void WatchDisconnect(std::function<void()> on_gone);
