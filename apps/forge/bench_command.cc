@@ -25,7 +25,9 @@
 namespace forge::cli {
 
 // bench_gemv.cc: forge bench --gemv.
-int RunGemvBench(const std::string& device, const std::string& json_path, int repetitions);
+// gemm_rows: the fused GEMM's activation rows (empty: its default).
+int RunGemvBench(const std::string& device, const std::string& json_path, int repetitions,
+                 const std::vector<int>& gemm_rows);
 // bench_allreduce.cc: forge bench --allreduce (tensor_parallel 0: every GPU; iterations 0: the
 // bench's default).
 int RunAllReduceBench(const std::string& device, const std::string& json_path, int tensor_parallel,
@@ -462,7 +464,8 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_flag("--gemv", args->gemv,
                 "Time the quantized decode GEMV per weight format (m = 1, 14336 x 4096 and "
                 "4096 x 14336) beside the copy floor and F16 cuBLAS / gemv_cuda, and the fused "
-                "quantized GEMM (m = 128, 512) beside the bf16 GEMM floor and dequantize + cuBLAS");
+                "quantized GEMM (m = 128, 512; or --seqs) beside the bf16 GEMM floor and "
+                "dequantize + cuBLAS");
   cmd->add_flag("--allreduce", args->allreduce,
                 "Time the tensor-parallel all-reduce (NCCL, in place, F32 T x 4096 floats for "
                 "T = 1 .. 2048) over N GPUs, op by op and in CUDA graphs, beside the ring floor "
@@ -483,22 +486,26 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_flag("--batched", args->batched,
                 "Sweep batch sizes like llama-batched-bench: --seqs prompts of --pp tokens, "
                 "then --tg decode steps of all sequences together");
-  cmd->add_option("--seqs", args->m.seqs, "With --batched: sequence counts, e.g. 1,16,64,128")
-      ->delimiter(',');
+  CLI::Option* seqs =
+      cmd->add_option("--seqs", args->m.seqs,
+                      "With --batched: sequence counts, e.g. 1,16,64,128; with --gemv: the "
+                      "fused GEMM's activation rows")
+          ->delimiter(',');
   cmd->add_option("--prefill-chunk", args->m.prefill_chunk,
                   "With --batched: most prompt tokens per prefill forward call");
   AddModelFlags(cmd, &args->m.flags);
   CLI::Option* tp = cmd->get_option("--tensor-parallel");
-  cmd->callback([args, runner, reps, tp] {
+  cmd->callback([args, runner, reps, tp, seqs] {
     const int attention_trials = reps->count() > 0 ? args->m.reps : 10;
     const int gemv_reps = reps->count() > 0 ? args->m.reps : 0;  // 0: the bench's default
     // --allreduce without --tensor-parallel: every GPU.
     const int allreduce_gpus = tp->count() > 0 ? args->m.flags.tensor_parallel : 0;
-    *runner = [args, attention_trials, gemv_reps, allreduce_gpus]() -> int {
+    const std::vector<int> gemm_rows = seqs->count() > 0 ? args->m.seqs : std::vector<int>();
+    *runner = [args, attention_trials, gemv_reps, allreduce_gpus, gemm_rows]() -> int {
       if (args->allreduce) {
         return RunAllReduceBench(args->m.device, args->m.json, allreduce_gpus, gemv_reps);
       }
-      if (args->gemv) return RunGemvBench(args->m.device, args->m.json, gemv_reps);
+      if (args->gemv) return RunGemvBench(args->m.device, args->m.json, gemv_reps, gemm_rows);
       if (args->attention) return RunAttention(args->m.device, args->m.json, attention_trials);
       if (!args->m.path.empty()) return args->batched ? RunBatched(args->m) : RunModel(args->m);
       if (!args->floor) {

@@ -1,8 +1,8 @@
 // forge bench --gemv: the quantized decode GEMV's weight bandwidth per block format (m = 1, F16
 // activations, 14336 x 4096 and 4096 x 14336 rotated over >= 4x L2) beside the copy floor
 // measured now, and F16 weights through cuBLAS and gemv_cuda on the same shapes; then the fused
-// quantized GEMM (m = 128 and 512; Q4_0, Q4_K, Q6_K, Q8_0) beside the bf16 GEMM floor and the
-// dequantize + cuBLAS path it replaced.
+// quantized GEMM (m = 128 and 512, or --seqs; Q4_0, Q4_K, Q6_K, Q8_0) beside the bf16 GEMM floor
+// and the dequantize + cuBLAS path it replaced.
 #include <cstdio>
 #include <string>
 
@@ -18,9 +18,10 @@ namespace forge::cli {
 
 bool WriteJson(const std::string& path, const nlohmann::json& j);  // bench_command.cc
 
-int RunGemvBench(const std::string& device, const std::string& json_path, int repetitions) {
+int RunGemvBench(const std::string& device, const std::string& json_path, int repetitions,
+                 const std::vector<int>& gemm_rows) {
 #ifndef FORGE_HAVE_CUDA
-  (void)device, (void)json_path, (void)repetitions;
+  (void)device, (void)json_path, (void)repetitions, (void)gemm_rows;
   std::fprintf(stderr, "forge bench --gemv: this build has no CUDA backend\n");
   return 1;
 #else
@@ -76,6 +77,7 @@ int RunGemvBench(const std::string& device, const std::string& json_path, int re
 
   cuda::GemmQuantBenchOptions go;
   if (repetitions > 0) go.repetitions = repetitions;
+  if (!gemm_rows.empty()) go.m = gemm_rows;
   auto grows = cuda::RunGemmQuantBench(go);
   if (!grows.ok()) {
     std::fprintf(stderr, "forge bench: %s\n", grows.status().ToString().c_str());
