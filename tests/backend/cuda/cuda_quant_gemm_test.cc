@@ -142,8 +142,9 @@ TEST(GemmQuantAppliesTest, AcceptsTheFormatsHalfActivationsAndAnyRows) {
   }
 }
 
-// The backend takes the fused kernel only where it measured faster: k >= 8192 and 256..512 rows.
-TEST(GemmQuantAppliesTest, PreferredForLongRowsAndAFewHundredActivationRows) {
+// The backend takes the fused kernel only where it measured faster: Q4_0 and Q4_K up to 64 rows,
+// and k >= 8192 at 400..512 rows.
+TEST(GemmQuantAppliesTest, PreferredWhereMeasuredFaster) {
   alignas(16) static uint8_t w[16], x[16], out[16];  // never dereferenced
   for (GgmlType t : testing::QuantFormats()) {
     SCOPED_TRACE(TypeName(t));
@@ -151,12 +152,15 @@ TEST(GemmQuantAppliesTest, PreferredForLongRowsAndAFewHundredActivationRows) {
       MatmulParams p{x, 0, WeightView{t, 4096, k, RowBytes(t, k).value(), w}, nullptr, out, 0, 1};
       p.x_type = DType::kF16;
       p.out_type = DType::kF32;
-      for (int64_t m : {17, 128, 255, 256, 512, 513, 2048}) {
+      const bool small_ok = t == GgmlType::kQ4_0 || t == GgmlType::kQ4_K;
+      for (int64_t m : {17, 64, 65, 128, 256, 399, 400, 512, 513, 2048}) {
         p.m = m;
         ASSERT_TRUE(cuda::GemmQuantApplies(p));
-        EXPECT_EQ(cuda::GemmQuantPreferred(p), k >= 8192 && m >= 256 && m <= 512) << k << " " << m;
+        EXPECT_EQ(cuda::GemmQuantPreferred(p),
+                  (small_ok && m <= 64) || (k >= 8192 && m >= 400 && m <= 512))
+            << k << " " << m;
       }
-      p.m = 300;
+      p.m = 32;
       p.x_type = DType::kF32;
       EXPECT_FALSE(cuda::GemmQuantPreferred(p)) << "F32 activations";
     }

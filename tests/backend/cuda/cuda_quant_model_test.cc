@@ -86,7 +86,7 @@ TEST_P(CudaQuantModelTest, TeacherForcedWithinBoundOneByOneAndChunked) {
       << "prefill path vs CPU";
 }
 
-// A prompt of 300 tokens in one forward with an 8192-wide FFN: ffn_down (k = 8192) takes the
+// A prompt of 448 tokens in one forward with an 8192-wide FFN: ffn_down (k = 8192) takes the
 // fused quantized GEMM (GemmQuantPreferred), the other matmuls dequantize + cuBLAS.
 TEST_P(CudaQuantModelTest, LongFfnPrefillThroughTheFusedGemmWithinBound) {
   FORGE_REQUIRE_GPU_OR_SKIP();
@@ -99,14 +99,14 @@ TEST_P(CudaQuantModelTest, LongFfnPrefillThroughTheFusedGemmWithinBound) {
   ASSERT_TRUE(mg.ok() && mc.ok()) << mg.status().ToString() << mc.status().ToString();
   const WeightView& down = (*mg)->weights().layers[0].w_down;
   alignas(16) static uint8_t dummy[16];  // never dereferenced
-  MatmulParams probe{dummy, 0, down, nullptr, dummy, 0, 300};
+  MatmulParams probe{dummy, 0, down, nullptr, dummy, 0, 448};
   probe.x_type = DType::kF16;
   probe.out_type = DType::kF16;
   ASSERT_EQ(down.cols, 8192);
   ASSERT_TRUE(cuda::GemmQuantPreferred(probe)) << "the backend would not take the fused GEMM";
-  const std::vector<int32_t> ids = Tokens(300, 5);
+  const std::vector<int32_t> ids = Tokens(448, 5);
   auto ref = TeacherForcedLogits(**mc, ids);
-  auto got = TeacherForcedLogits(**mg, ids, 300);
+  auto got = TeacherForcedLogits(**mg, ids, 448);
   ASSERT_TRUE(ref.ok() && got.ok()) << ref.status().ToString() << got.status().ToString();
   EXPECT_NORMALIZED_NEAR(ref->data(), got->data(), ref->size(), kBound) << "fused GEMM prefill";
 }
