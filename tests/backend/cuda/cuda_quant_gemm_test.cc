@@ -488,18 +488,20 @@ TEST_P(CudaQuantGemmTest, ViewsAndStrides) {
   }
 }
 
-// The backend's Matmul on a quantized weight with 17 and 512 F16 activation rows gives exactly
+// Where the backend prefers the fused GEMM (long rows at 400 and 512 activation rows; Q4_0 and
+// Q4_K also at 17 and 64), its Matmul on a quantized weight with F16 activations gives exactly
 // what gemm_quant_cuda gives (the kernel is deterministic): the fused GEMM ran.
 TEST_P(CudaQuantGemmTest, BackendMatmulUsesTheFusedGemm) {
   const GgmlType t = GetParam();
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   Backend& be = **backend;
-  // Long rows and a few hundred activation rows: where the backend prefers the fused kernel.
   const QuantMatrix q = testing::RandomBlocks(t, 129, 8192, 111);
   SCOPED_TRACE(q.what);
   DevBuf w(q.bytes.data(), q.bytes.size());
-  for (int64_t m : {256, 300}) {
+  std::vector<int64_t> rows = {400, 512};
+  if (t == GgmlType::kQ4_0 || t == GgmlType::kQ4_K) rows.insert(rows.begin(), {17, 64});
+  for (int64_t m : rows) {
     SCOPED_TRACE("m=" + std::to_string(m));
     const std::vector<float> x = Activations(m, q.k, q.k, true, 112);
     const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
@@ -512,6 +514,7 @@ TEST_P(CudaQuantGemmTest, BackendMatmulUsesTheFusedGemm) {
     const std::vector<float> direct = RunGemm(q, g);
     DevBuf out(m * q.n * 4);
     const MatmulParams p = ParamsOf(q, g, out.data());
+    ASSERT_TRUE(cuda::GemmQuantPreferred(p));
     const Status st = be.Matmul(p);
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_TRUE(be.Synchronize().ok());
