@@ -35,12 +35,18 @@ inline void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
                   "default: the whole device");
 }
 
+// Whether the backend is a device with its own memory (a GPU: MemoryInfo reports a total), not
+// the host's.
+inline bool HasDeviceMemory(Backend& backend) {
+  int64_t free_bytes = 0, total_bytes = 0;
+  backend.MemoryInfo(&free_bytes, &total_bytes);
+  return total_bytes > 0;
+}
+
 // --kv-cache-mb as EngineOptions::kv_cache_bytes: 0 stays 0 on a backend that reports its
 // memory (the pool is then planned from --gpu-memory-fraction) and is 1024 MiB in host memory.
 inline int64_t KvCacheBytes(int64_t kv_mb, Backend& backend) {
-  int64_t free_bytes = 0, total_bytes = 0;
-  backend.MemoryInfo(&free_bytes, &total_bytes);
-  if (kv_mb == 0 && total_bytes == 0) return int64_t{1024} << 20;
+  if (kv_mb == 0 && !HasDeviceMemory(backend)) return int64_t{1024} << 20;
   return kv_mb << 20;
 }
 

@@ -84,9 +84,7 @@ int Serve(Args& a) {
   auto tmpl = ChatTemplate::Parse(source);
   if (!tmpl.ok()) return Fail("chat template", tmpl.status());
 
-  int64_t free_bytes = 0, total_bytes = 0;
-  (*model)->backend().MemoryInfo(&free_bytes, &total_bytes);
-  const bool gpu = total_bytes > 0;  // a device with its own memory
+  const bool gpu = HasDeviceMemory((*model)->backend());
   const int parallel = a.parallel > 0 ? a.parallel : gpu ? 256 : 16;
   const int batch_tokens = a.batch_tokens > 0 ? a.batch_tokens : gpu ? 2048 : 512;
   EngineOptions opt;
