@@ -88,23 +88,25 @@ int RunGemvBench(const std::string& device, const std::string& json_path, int re
       "\nquantized GEMM: activations and output %s; floor: dense bf16 GEMM %.1f TFLOP/s "
       "(cuBLAS 8192^3)%s\n\n",
       DTypeName(go.x_type), bf16 / 1e12, f.gemm_suspect ? " SUSPECT (>10% under known)" : "");
-  std::printf("| %-7s | %13s | %3s | %6s | %9s | %7s | %7s | %14s | %7s | %7s | %7s |\n", "weights",
-              "n x k", "m", "copies", "fused us", "TFLOP/s", "of bf16", "dequant+cuBLAS", "TFLOP/s",
-              "of bf16", "speedup");
-  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "---------",
+  std::printf("| %-7s | %13s | %3s | %6s | %9s | %7s | %7s | %14s | %7s | %7s | %7s | %8s |\n",
+              "weights", "n x k", "m", "copies", "fused us", "TFLOP/s", "of bf16", "dequant+cuBLAS",
+              "TFLOP/s", "of bf16", "speedup", "reg us");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|%s|\n", "---------",
               "--------------:", "----:", "-------:", "----------:", "--------:", "--------:",
-              "---------------:", "--------:", "--------:", "--------:");
+              "---------------:", "--------:", "--------:", "--------:", "---------:");
   nlohmann::json jgemm = nlohmann::json::array();
   auto of_floor = [&](double rate) { return bf16 > 0 ? 100.0 * rate / bf16 : 0.0; };
   for (const cuda::GemmQuantBenchRow& r : *grows) {
     const std::string shape = std::to_string(r.n) + " x " + std::to_string(r.k);
+    char reg[32] = "-";
+    if (r.reg_seconds > 0) std::snprintf(reg, sizeof reg, "%.1f", r.reg_seconds * 1e6);
     std::printf(
         "| %-7s | %13s | %3lld | %6d | %9.1f | %7.1f | %6.1f%% | %11.1f us | %7.1f | %6.1f%% | "
-        "%6.2fx |\n",
+        "%6.2fx | %8s |\n",
         r.weights.c_str(), shape.c_str(), static_cast<long long>(r.m), r.copies,
         r.fused_seconds * 1e6, r.fused_flops_per_second / 1e12, of_floor(r.fused_flops_per_second),
         r.slab_seconds * 1e6, r.slab_flops_per_second / 1e12, of_floor(r.slab_flops_per_second),
-        r.slab_seconds / r.fused_seconds);
+        r.slab_seconds / r.fused_seconds, reg);
     jgemm.push_back({{"weights", r.weights},
                      {"n", r.n},
                      {"k", r.k},
@@ -116,12 +118,13 @@ int RunGemvBench(const std::string& device, const std::string& json_path, int re
                      {"fused_of_bf16_floor", bf16 > 0 ? r.fused_flops_per_second / bf16 : 0.0},
                      {"slab_seconds", r.slab_seconds},
                      {"slab_flops_per_s", r.slab_flops_per_second},
-                     {"slab_of_bf16_floor", bf16 > 0 ? r.slab_flops_per_second / bf16 : 0.0}});
+                     {"slab_of_bf16_floor", bf16 > 0 ? r.slab_flops_per_second / bf16 : 0.0},
+                     {"reg_seconds", r.reg_seconds}});
   }
   std::printf(
       "\n(TFLOP/s: 2 m n k / time of one call; fused: gemm_quant_cuda; dequant+cuBLAS: the weights "
       "dequantized to %s in 64 MiB slabs, each followed by cuBLAS: the backend's path where it "
-      "does not prefer the fused GEMM)\n",
+      "does not prefer the fused GEMM; reg: the register-decoding GEMV where it applies)\n",
       DTypeName(go.x_type));
   if (!json_path.empty()) {
     nlohmann::json j = {{"device", f.device_name},

@@ -25,6 +25,7 @@
 #include "backend/cuda/matmul/gemm_quant_cuda.h"
 #include "backend/cuda/matmul/gemv_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_cuda.h"
+#include "backend/cuda/matmul/gemv_quant_reg.h"
 #include "backend/cuda/ops_cuda.h"
 #include "backend/cuda/sample/sample_cuda.h"
 #include "base/thread_pool.h"
@@ -480,11 +481,14 @@ class CudaBackend : public Backend {
     return cuda::add_bias_cuda(p.out, p.out_type, p.bias, p.m, p.w.rows, os, stream_);
   }
 
-  // Weights in stored blocks: the quantized GEMV for a few rows, the fused quantized GEMM where it
-  // is the faster (GemmQuantPreferred); else slabs of weight rows are dequantized to the
-  // activation type in the scratch buffer, each followed by its GEMM (F32 activations: always).
+  // Weights in stored blocks: the quantized GEMV for a few rows (Q4_K / Q5_K: up to 32), the
+  // fused quantized GEMM where it is the faster (GemmQuantPreferred); else slabs of weight rows are
+  // dequantized to the activation type in the scratch buffer, each followed by its GEMM (F32
+  // activations: always).
   Status QuantMatmul(const MatmulParams& p) {
     if (p.m == 0) return Status::Ok();
+    // Q4_K / Q5_K with F16 activations: registers decode the blocks for up to 32 rows.
+    if (cuda::GemvQuantRegApplies(p)) return cuda::gemv_quant_reg_cuda(p, stream_);
     if (cuda::GemvQuantApplies(p)) return cuda::gemv_quant_cuda(p, stream_);
     if (cuda::GemmQuantPreferred(p)) return cuda::gemm_quant_cuda(p, stream_);
     const DType wt = p.x_type;

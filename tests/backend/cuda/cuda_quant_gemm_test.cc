@@ -488,9 +488,9 @@ TEST_P(CudaQuantGemmTest, ViewsAndStrides) {
   }
 }
 
-// Where the backend prefers the fused GEMM (long rows at 400 and 512 activation rows; Q4_0 and
-// Q4_K also at 17 and 64), its Matmul on a quantized weight with F16 activations gives exactly
-// what gemm_quant_cuda gives (the kernel is deterministic): the fused GEMM ran.
+// Where the backend prefers the fused GEMM (long rows at 400 and 512 activation rows; Q4_0 also
+// at 17 and 64, Q4_K at 33 and 64), its Matmul on a quantized weight with F16 activations gives
+// exactly what gemm_quant_cuda gives (the kernel is deterministic): the fused GEMM ran.
 TEST_P(CudaQuantGemmTest, BackendMatmulUsesTheFusedGemm) {
   const GgmlType t = GetParam();
   auto backend = MakeCudaBackend();
@@ -500,7 +500,9 @@ TEST_P(CudaQuantGemmTest, BackendMatmulUsesTheFusedGemm) {
   SCOPED_TRACE(q.what);
   DevBuf w(q.bytes.data(), q.bytes.size());
   std::vector<int64_t> rows = {400, 512};
-  if (t == GgmlType::kQ4_0 || t == GgmlType::kQ4_K) rows.insert(rows.begin(), {17, 64});
+  // Q4_K at 17-32 rows takes the register-decoding GEMV (gemv_quant_reg.h) first.
+  if (t == GgmlType::kQ4_0) rows.insert(rows.begin(), {17, 64});
+  if (t == GgmlType::kQ4_K) rows.insert(rows.begin(), {33, 64});
   for (int64_t m : rows) {
     SCOPED_TRACE("m=" + std::to_string(m));
     const std::vector<float> x = Activations(m, q.k, q.k, true, 112);

@@ -329,21 +329,86 @@ TEST_P(CudaQuantMatmulTest, PrefillPathMatchesReference) {
   }
 }
 
+// The register-decoding kernel for every tile count (1, 2, 4, 8 tiles of 8 activation rows):
+// Q4_K and Q5_K weights (random blocks, 72 rows: a partial 16-row group; and llama.cpp's
+// quantized ffn_down where present) against the CPU reference, with a bias and F32 or F16 out;
+// and each output row bit for bit the same whatever m (row 0 against m = 1, row 8 against m = 9).
+TEST(CudaGemvQuantRegTest, UpTo32RowsMatchTheReferenceAndRowsDoNotDependOnM) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K}) {
+    std::vector<QuantMatrix> ms;
+    ms.push_back(testing::RandomBlocks(t, 72, 768, 61));
+    QuantMatrix o;
+    if (testing::OracleMatrix(t, "blk.0.ffn_down.weight", &o)) ms.push_back(std::move(o));
+    for (const QuantMatrix& q : ms) {
+      SCOPED_TRACE(q.what);
+      DevBuf w(q.bytes.data(), q.bytes.size());
+      const std::vector<float> bias = testing::RandomVector(q.n, 62);
+      DevBuf bias_dev(bias.data(), bias.size() * 4);
+      const std::vector<float> x = Activations(32, q.k, q.k, true, 63);
+      const std::vector<float> ref = Reference(q, x, 32, q.k, bias.data());
+      const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
+      DevBuf xd(xb.data(), xb.size());
+      std::vector<std::vector<float>> rows0(2);  // rows 0 and 8 at their first m
+      for (int m : {1, 8, 9, 16, 17, 32}) {
+        for (DType out_type : {DType::kF32, DType::kF16}) {
+          SCOPED_TRACE("m=" + std::to_string(m) + " out " + DTypeName(out_type));
+          DevBuf out(m * q.n * DTypeSize(out_type));
+          MatmulParams p;
+          p.x = xd.data();
+          p.w = {q.type, q.n, q.k, q.row_bytes, w.data()};
+          p.bias = reinterpret_cast<const float*>(bias_dev.data());
+          p.out = out.data();
+          p.m = m;
+          p.x_type = DType::kF16;
+          p.out_type = out_type;
+          ASSERT_TRUE(cuda::GemvQuantRegApplies(p));
+          const Status st = cuda::gemv_quant_reg_cuda(p, nullptr);
+          ASSERT_TRUE(st.ok()) << st.ToString();
+          bool guards = false;
+          const std::vector<uint8_t> ob = out.Download(&guards);
+          EXPECT_TRUE(guards) << "write past the output";
+          std::vector<float> got(m * q.n);
+          for (int64_t i = 0; i < m * q.n; ++i) got[i] = ValueAt(ob, i, out_type);
+          const std::vector<float> want = Slice(ref, q.n, m, 0, q.n);
+          EXPECT_NORMALIZED_NEAR(want.data(), got.data(), m * q.n,
+                                 out_type == DType::kF32 ? kF32Bound : kHalfBound);
+          if (out_type != DType::kF32) continue;
+          for (int r = 0; r < 2; ++r) {
+            const int row = 8 * r;
+            if (row >= m) continue;
+            const std::vector<float> mine(got.begin() + row * q.n, got.begin() + (row + 1) * q.n);
+            if (rows0[r].empty()) {
+              rows0[r] = mine;
+              continue;
+            }
+            int differ = 0;
+            for (int64_t i = 0; i < q.n; ++i) {
+              differ += std::memcmp(&mine[i], &rows0[r][i], 4) != 0;
+            }
+            EXPECT_EQ(differ, 0) << "row " << row << " differs from its first m";
+          }
+        }
+      }
+    }
+  }
+}
+
 // Which decode matmuls take the register-decoding kernel (so that the Q4_K / Q5_K cases above,
-// F16 x with m <= 8, run it, and the rest the staged kernel): no GPU needed.
-TEST(GemvQuantRegDispatchTest, AlignedKQuantsWithF16ActivationsAndUpTo8Rows) {
+// F16 x with m <= 32, run it, and the rest the staged kernel): no GPU needed.
+TEST(GemvQuantRegDispatchTest, AlignedKQuantsWithF16ActivationsAndUpTo32Rows) {
   alignas(16) static uint8_t w[4 * 176 * 2], x[2 * 512 * 4], out[16 * 4 * 4];
   for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K}) {
     SCOPED_TRACE(TypeName(t));
     const int64_t rb = t == GgmlType::kQ4_K ? 2 * 144 : 2 * 176;
     MatmulParams p{x, 0, WeightView{t, 4, 512, rb, w}, nullptr, out, 0, 1};
     p.x_type = DType::kF16;
-    for (int64_t m : {1, 2, 3, 8}) {
+    for (int64_t m : {1, 2, 3, 8, 9, 16, 17, 32}) {
       p.m = m;
       EXPECT_TRUE(cuda::GemvQuantRegApplies(p)) << m;
     }
-    p.m = 9;
-    EXPECT_FALSE(cuda::GemvQuantRegApplies(p)) << "9 rows";
+    p.m = 33;
+    EXPECT_FALSE(cuda::GemvQuantRegApplies(p)) << "33 rows";
     p.m = 1;
     p.x_type = DType::kF32;
     EXPECT_FALSE(cuda::GemvQuantRegApplies(p)) << "F32 x";

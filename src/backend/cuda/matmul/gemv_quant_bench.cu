@@ -15,6 +15,7 @@
 #include "backend/cuda/matmul/gemm_quant_cuda.h"
 #include "backend/cuda/matmul/gemv_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_cuda.h"
+#include "backend/cuda/matmul/gemv_quant_reg.h"
 
 namespace forge::cuda {
 namespace {
@@ -336,6 +337,15 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
           return Status::Ok();
         };
         ASSIGN_OR_RETURN(const double ss, Time(r, w.copies, o.repetitions, slabs));
+        double rs = 0;
+        p.w.data = w.copy(0);
+        if (GemvQuantRegApplies(p)) {
+          auto reg = [&](int c) {
+            p.w.data = w.copy(c);
+            return gemv_quant_reg_cuda(p, nullptr);
+          };
+          ASSIGN_OR_RETURN(rs, Time(r, w.copies, o.repetitions, reg));
+        }
         const double flops = 2.0 * m * static_cast<double>(n) * static_cast<double>(k);
         GemmQuantBenchRow row;
         row.weights = std::string(TypeName(type));
@@ -348,6 +358,7 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
         row.fused_flops_per_second = flops / fs;
         row.slab_seconds = ss;
         row.slab_flops_per_second = flops / ss;
+        row.reg_seconds = rs;
         rows.push_back(row);
       }
       r.Free(w.data);

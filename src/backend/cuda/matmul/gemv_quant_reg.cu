@@ -150,9 +150,12 @@ __device__ __forceinline__ uint32_t Word(const uint4& v, int i) {
 }
 
 // Grid: ceil(n / (16 * 8 / ks)) CTAs of 8 warps; warp w takes row group w / ks and super-blocks
-// w % ks, w % ks + ks, ... (ks = 1, 2, 4 or 8 warps split k).
-template <bool kFive>
-__global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegArgs a) {
+// w % ks, w % ks + ks, ... (ks = 1, 2, 4 or 8 warps split k). kNT 8-column tiles of activation
+// rows (m <= 8 kNT): each super-block's A fragments are decoded once per chunk and multiplied
+// with every tile's B fragments, each tile in the same order, so a row's sums do not depend on m.
+template <bool kFive, int kNT>
+__global__ void __launch_bounds__(kThreads, kNT == 1 ? 2 : 1)
+    gemv_quant_reg_kernel(const RegArgs a) {
   using F = Q45K<kFive>;
   extern __shared__ __align__(16) uint4 smem[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -180,31 +183,12 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegAr
   }
   PdlWait();
   PdlLaunchDependents();
-  float acc[4] = {};
-  const bool xon = g < a.m;
-  const __half* xrow = a.x + (xon ? g : 0) * a.x_stride + 16 * (t & 1) + 64 * (t >> 1);
+  float acc[kNT][4] = {};
+  // Tile j's B operand: activation row g + 8 j of this lane (zeros past m).
+  const __half* xrow = a.x + g * a.x_stride + 16 * (t & 1) + 64 * (t >> 1);
+  const int64_t xtile = 8 * a.x_stride;
   for (int it = 0; it < count; ++it) {
     const int64_t sb = kw + static_cast<int64_t>(it) * ks;
-    // B fragments: runs (c, h) of 16 elements at 64 (2c + t / 2) + 16 (t & 1) + 32 h.
-    uint2 b[16];
-#pragma unroll
-    for (int c = 0; c < 2; ++c) {
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        uint4 x0 = make_uint4(0, 0, 0, 0), x1 = x0;
-        if (xon) {
-          const uint4* p = reinterpret_cast<const uint4*>(xrow + sb * kSbElems + 128 * c + 32 * h);
-          x0 = __ldg(p);
-          x1 = __ldg(p + 1);
-        }
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const uint32_t u = i < 2 ? (i == 0 ? x0.x : x0.z) : (i == 2 ? x1.x : x1.z);
-          const uint32_t v = i < 2 ? (i == 0 ? x0.y : x0.w) : (i == 2 ? x1.y : x1.w);
-          b[8 * c + 2 * i + h] = make_uint2(Prmt(u, v, 0x5410), Prmt(u, v, 0x7632));
-        }
-      }
-    }
     gq::CpAsyncWait<F::kStages - 2>();  // this lane's copies of super-block `it` have landed
     const uint4* st = smem + (warp * F::kWarpBytes + (it % F::kStages) * kStageBytes) / 16;
     uint4 ld[2][F::kPerRow];
@@ -213,15 +197,17 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegAr
 #pragma unroll
       for (int j = 0; j < F::kPerRow; ++j) ld[h][j] = st[(h * F::kPerRow + j) * 32 + lane];
     }
-    // One accumulator chain per term: a super-block's 16 dependent MMAs take far less time than
-    // its bytes take to arrive, and fewer chains mean fewer zeroings and sums.
-    float tq[4] = {}, tm[4] = {};
+    // One accumulator chain per term and tile: a super-block's 16 dependent MMAs per tile take
+    // far less time than its bytes take to arrive, and fewer chains mean fewer zeroings and sums.
+    float tq[kNT][4] = {}, tm[kNT][4] = {};
 #pragma unroll
     for (int c = 0; c < 2; ++c) {
       const ChunkScales s0 = ScalesOf(ld[0][0], c, t);
       const ChunkScales s1 = ScalesOf(ld[1][0], c, t);
       const uint4 q0 = ld[0][F::kPerRow - 2 + c], q1 = ld[1][F::kPerRow - 2 + c];
       const int bit_lo = 4 * c + 2 * (t >> 1);
+      // A fragments of the chunk, word i: lo (rows g, g + 8: l02a, l02b, l13a, l13b), then hi.
+      uint32_t af[4][8];
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         uint32_t qh0 = 0, qh1 = 0;
@@ -229,14 +215,37 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegAr
           qh0 = Word(ld[0][1], i);
           qh1 = Word(ld[1][1], i);
         }
-        uint32_t l02a, l13a, h02a, h13a, l02b, l13b, h02b, h13b;
-        DecodeWord<kFive>(Word(q0, i), qh0, bit_lo, s0, &l02a, &l13a, &h02a, &h13a);
-        DecodeWord<kFive>(Word(q1, i), qh1, bit_lo, s1, &l02b, &l13b, &h02b, &h13b);
-        const uint2 blo = b[8 * c + 2 * i], bhi = b[8 * c + 2 * i + 1];
-        gq::Mma(tq, l02a, l02b, l13a, l13b, blo);
-        gq::Mma(tq, h02a, h02b, h13a, h13b, bhi);
-        gq::Mma(tm, s0.m_lo, s1.m_lo, s0.m_lo, s1.m_lo, blo);
-        gq::Mma(tm, s0.m_hi, s1.m_hi, s0.m_hi, s1.m_hi, bhi);
+        DecodeWord<kFive>(Word(q0, i), qh0, bit_lo, s0, &af[i][0], &af[i][2], &af[i][4], &af[i][6]);
+        DecodeWord<kFive>(Word(q1, i), qh1, bit_lo, s1, &af[i][1], &af[i][3], &af[i][5], &af[i][7]);
+      }
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        // B fragments of tile j: runs (c, h) of 16 elements at 64 (2c + t / 2) + 16 (t & 1) + 32 h.
+        uint2 b[8];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          uint4 x0 = make_uint4(0, 0, 0, 0), x1 = x0;
+          if (g + 8 * j < a.m) {
+            const uint4* p =
+                reinterpret_cast<const uint4*>(xrow + j * xtile + sb * kSbElems + 128 * c + 32 * h);
+            x0 = __ldg(p);
+            x1 = __ldg(p + 1);
+          }
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            const uint32_t u = i < 2 ? (i == 0 ? x0.x : x0.z) : (i == 2 ? x1.x : x1.z);
+            const uint32_t v = i < 2 ? (i == 0 ? x0.y : x0.w) : (i == 2 ? x1.y : x1.w);
+            b[2 * i + h] = make_uint2(Prmt(u, v, 0x5410), Prmt(u, v, 0x7632));
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const uint32_t* f = af[i];
+          gq::Mma(tq[j], f[0], f[1], f[2], f[3], b[2 * i]);
+          gq::Mma(tq[j], f[4], f[5], f[6], f[7], b[2 * i + 1]);
+          gq::Mma(tm[j], s0.m_lo, s1.m_lo, s0.m_lo, s1.m_lo, b[2 * i]);
+          gq::Mma(tm[j], s0.m_hi, s1.m_hi, s0.m_hi, s1.m_hi, b[2 * i + 1]);
+        }
       }
     }
     // The stage read last iteration is free: refill it with super-block it + kStages - 1.
@@ -250,15 +259,26 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegAr
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
       const float2 dd = __half22float2(*reinterpret_cast<const __half2*>(&ld[e >> 1][0].x));
-      acc[e] += dd.x * tq[e] - dd.y * tm[e];
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        // Rounded as written (no contraction left to the compiler): every tile count, so every
+        // m, gives a row the same bits.
+        acc[j][e] = __fadd_rn(acc[j][e], __fmaf_rn(dd.x, tq[j][e], -__fmul_rn(dd.y, tm[j][e])));
+      }
     }
   }
   gq::CpAsyncWait<0>();
   // Partial sums of the warps splitting k, added in warp order.
-  __syncthreads();                              // every warp is done with its ring
-  float* red = reinterpret_cast<float*>(smem);  // [warp][16 rows][8 columns]
+  __syncthreads();  // every warp is done with its ring
+  constexpr int kCols = 8 * kNT;
+  float* red = reinterpret_cast<float*>(smem);  // [warp][16 rows][kCols columns]
 #pragma unroll
-  for (int e = 0; e < 4; ++e) red[(warp * 16 + g + 8 * (e >> 1)) * 8 + 2 * t + (e & 1)] = acc[e];
+  for (int j = 0; j < kNT; ++j) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      red[(warp * 16 + g + 8 * (e >> 1)) * kCols + 8 * j + 2 * t + (e & 1)] = acc[j][e];
+    }
+  }
   __syncthreads();
   const int groups = kWarps / ks;
   for (int i = threadIdx.x; i < groups * 16 * a.m; i += kThreads) {
@@ -266,7 +286,7 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegAr
     const int64_t row = static_cast<int64_t>(blockIdx.x) * groups * 16 + gr * 16 + rl;
     if (row >= a.n) continue;
     float sum = 0.0f;
-    for (int w = 0; w < ks; ++w) sum += red[((gr * ks + w) * 16 + rl) * 8 + c];
+    for (int w = 0; w < ks; ++w) sum += red[((gr * ks + w) * 16 + rl) * kCols + c];
     if (a.bias != nullptr) sum += a.bias[row];
     const int64_t o = c * a.out_stride + row;
     if (a.out_f32) {
@@ -279,9 +299,10 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_quant_reg_kernel(const RegAr
 
 bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
-template <bool kFive>
+template <bool kFive, int kNT>
 Status Launch(const RegArgs& a, cudaStream_t stream) {
-  auto* kernel = gemv_quant_reg_kernel<kFive>;
+  static_assert(kWarps * 16 * 8 * kNT * 4 <= Q45K<kFive>::kSmem, "the sums fit in the rings");
+  auto* kernel = gemv_quant_reg_kernel<kFive, kNT>;
   static std::atomic<uint64_t> smem_set{0};
   CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, Q45K<kFive>::kSmem, &smem_set));
   const int64_t rows_per_cta = 16 * (kWarps / a.ks);
@@ -346,8 +367,10 @@ Status gemv_quant_reg_cuda(const MatmulParams& p, cudaStream_t stream) {
   a.out_f32 = p.out_type == DType::kF32;
   ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
   a.ks = ChooseSplit(a.n, a.sbs, 2 * sms);
-  if (p.w.type == GgmlType::kQ4_K) return Launch<false>(a, stream);
-  return Launch<true>(a, stream);
+  const bool five = p.w.type == GgmlType::kQ5_K;
+  if (a.m <= 8) return five ? Launch<true, 1>(a, stream) : Launch<false, 1>(a, stream);
+  if (a.m <= 16) return five ? Launch<true, 2>(a, stream) : Launch<false, 2>(a, stream);
+  return five ? Launch<true, 4>(a, stream) : Launch<false, 4>(a, stream);
 }
 
 }  // namespace forge::cuda

@@ -1,4 +1,4 @@
-// gemv_quant_reg_cuda: the decode GEMV (1 to 8 F16 activation rows) for weights whose stored
+// gemv_quant_reg_cuda: the decode GEMV (1 to 32 F16 activation rows) for weights whose stored
 // blocks are 16-byte aligned (Q4_K, Q5_K), decoded in registers straight from 16-byte loads.
 //
 // Design (bandwidth first; gemv_quant_cuda.h gives the budget: ~3-5 issued instructions per
@@ -14,9 +14,12 @@
 // operand); a second MMA per step with the sub-block minimums as A gives the min term; d and
 // dmin are applied per super-block in F32. The k order inside a super-block is permuted to the
 // order the quants are decoded in; each lane loads its activation row's matching 16-element runs
-// (16-byte loads, L1-resident) and permutes them into B fragments. Warps splitting k add their
-// partial sums in shared memory in warp order (deterministic); a row's result does not depend
-// on m.
+// (16-byte loads, L1-resident) and permutes them into B fragments. Beyond 8 rows the activations
+// are 2 or 4 tiles of 8 rows: a chunk's A fragments are decoded once and multiplied with every
+// tile's B fragments (the decoding, which bounds the kernel, is shared by up to 32 rows; at 64 rows
+// the fused GEMM measured faster). Warps
+// splitting k add their partial sums in shared memory in warp order (deterministic); a row's
+// result does not depend on m.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -25,9 +28,9 @@
 
 namespace forge::cuda {
 
-inline constexpr int64_t kGemvQuantRegMaxRows = 8;
+inline constexpr int64_t kGemvQuantRegMaxRows = 32;
 
-// Whether gemv_quant_reg_cuda takes this matmul: Q4_K or Q5_K weights, 1 <= m <= 8, x F16 with
+// Whether gemv_quant_reg_cuda takes this matmul: Q4_K or Q5_K weights, 1 <= m <= 32, x F16 with
 // rows 16-byte aligned, W 16-byte aligned with rows as stored, out F32 or F16.
 bool GemvQuantRegApplies(const MatmulParams& p);
 
