@@ -15,6 +15,7 @@
 #include "backend/cuda/matmul/gemm_quant_cuda.h"
 #include "backend/cuda/matmul/gemv_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_cuda.h"
+#include "backend/cuda/matmul/gemv_quant_dp4a.h"
 #include "backend/cuda/matmul/gemv_quant_reg.h"
 
 namespace forge::cuda {
@@ -223,6 +224,23 @@ StatusOr<std::vector<GemvQuantBenchRow>> RunGemvQuantBench(const GemvQuantBenchO
         };
         ASSIGN_OR_RETURN(const double s, Time(r, w.copies, o.repetitions, run));
         add_row(std::string(TypeName(type)), m, w.bytes, w.copies, s);
+      }
+      // The backend's one-stream GEMV where it applies (int8 activations, DP4A), beside it.
+      for (int m : o.m) {
+        MatmulParams p;
+        p.x = x;
+        p.w = {type, n, k, w.row_bytes, w.data};
+        p.out = out;
+        p.m = m;
+        p.x_type = o.x_type;
+        p.out_type = DType::kF32;
+        if (!GemvQuantDp4aApplies(p)) continue;
+        auto run = [&](int c) {
+          p.w.data = w.copy(c);
+          return gemv_quant_dp4a_cuda(p, nullptr);
+        };
+        ASSIGN_OR_RETURN(const double s, Time(r, w.copies, o.repetitions, run));
+        add_row(std::string(TypeName(type)) + " dp4a", m, w.bytes, w.copies, s);
       }
       r.Free(w.data);
     }

@@ -1,0 +1,305 @@
+// gemv_quant_dp4a_cuda (design in gemv_quant_dp4a.h): Q4_K weights times one F16 activation row
+// quantized to two int8 terms, with DP4A.
+//
+// Q4_K super-block (256 elements, 144 bytes): header d, dmin (F16), scales[12] (8 six-bit scales
+// and mins), then qs[128]. Element 64j + l (j < 4, l < 32) is the low nibble of qs[32j + l] (sub-
+// block 2j), element 64j + 32 + l its high nibble (sub-block 2j + 1). Lane (s, j) of a warp step
+// (s = lane / 4 < 8, j = lane % 4) takes super-block s of the step's 8 and qs bytes [32j, 32j +
+// 32): all 64 elements of sub-blocks 2j and 2j + 1.
+#include "backend/cuda/matmul/gemv_quant_dp4a.h"
+
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+
+#include "backend/cuda/bulk_copy.cuh"
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/device.h"
+#include "backend/cuda/launch.cuh"
+#include "backend/cuda/pdl.cuh"
+
+namespace forge::cuda {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kSbElems = 256;
+constexpr int kSbBytes = 144;
+constexpr int kRows = 4;  // rows a warp reads per stage (sharing the activations' registers)
+constexpr int kChunk = 8;
+constexpr int kStageBytes =
+    kRows * kChunk * kSbBytes;            // super-blocks of each row per stage: one warp step
+constexpr int kStages = 2;                // stages in flight per warp
+constexpr int kMaxSmem = 227 * 1024;      // sm_90's opt-in shared memory per CTA
+constexpr int64_t kSmPerSm = 228 * 1024;  // shared memory an SM holds
+constexpr int kMaxCtasPerSm = 2;          // by registers
+constexpr uint32_t kLowNibbles = 0x0F0F0F0Fu;
+
+struct Dp4aArgs {
+  const uint8_t* w = nullptr;
+  int64_t row_bytes = 0;
+  int64_t n = 0;
+  int sbs = 0;                // super-blocks per row
+  int64_t rows_per_warp = 2;  // a multiple of kRows
+  const __half* x = nullptr;
+  const float* bias = nullptr;
+  void* out = nullptr;
+  bool out_f32 = true;
+};
+
+// Shared memory: the activations as two int8 terms of k elements each, then per 32-element block
+// (scale / 254, exact sum); then each warp's stages and their mbarriers.
+__host__ __device__ inline int64_t XBytes(int64_t k) { return 2 * k + (k / 32) * 8; }
+int64_t SmemBytes(int64_t k) { return XBytes(k) + kWarps * kStages * (kStageBytes + 8); }
+
+// x as two int8 terms per element, x = scale (q1 + q2 / 254) to within scale / 508 (scale =
+// amax / 127 of its 32-element block): xq[e] = q1, xq[k + e] = q2, xs[b] = (scale / 254, sum of
+// the F32 values). Each thread takes 8 elements; the 4 threads of a block are 4 consecutive lanes
+// of one warp.
+__device__ __forceinline__ void QuantizeX(const __half* x, int k, int8_t* xq, float2* xs) {
+  constexpr int kBatch = 8;                                          // loads in flight per thread
+  for (int u0 = threadIdx.x; u0 < k / 8; u0 += kBatch * kThreads) {  // k / 8: a multiple of 32
+    uint4 vb[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int u = u0 + b * kThreads;
+      if (u < k / 8) vb[b] = __ldg(reinterpret_cast<const uint4*>(x + u * 8));
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int u = u0 + b * kThreads;
+      if (u >= k / 8) break;
+      const int e = u * 8;
+      const uint4 v = vb[b];
+      const __half2* h = reinterpret_cast<const __half2*>(&v);
+      float f[8];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 t = __half22float2(h[i]);
+        f[2 * i] = t.x;
+        f[2 * i + 1] = t.y;
+      }
+      float amax = 0.0f, sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        amax = fmaxf(amax, fabsf(f[i]));
+        sum = __fadd_rn(sum, f[i]);
+      }
+      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
+      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
+      sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 1));
+      sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 2));
+      const float inv = amax > 0.0f ? __fdiv_rn(127.0f, amax) : 0.0f;
+      uint32_t p1[2] = {0, 0}, p2[2] = {0, 0};
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float t = __fmul_rn(f[i], inv);  // in [-127, 127]
+        const float q1 = rintf(t);
+        const float q2 = rintf(__fmul_rn(__fsub_rn(t, q1), 254.0f));  // in [-127, 127]
+        p1[i / 4] |= (static_cast<uint32_t>(static_cast<int>(q1)) & 0xFFu) << (8 * (i % 4));
+        p2[i / 4] |= (static_cast<uint32_t>(static_cast<int>(q2)) & 0xFFu) << (8 * (i % 4));
+      }
+      *reinterpret_cast<uint2*>(xq + e) = make_uint2(p1[0], p1[1]);
+      *reinterpret_cast<uint2*>(xq + k + e) = make_uint2(p2[0], p2[1]);
+      if ((threadIdx.x & 3) == 0) xs[e / 32] = make_float2(__fdiv_rn(amax, 127.0f * 254.0f), sum);
+    }
+  }
+}
+
+// Sum over 4 words of dp4a(w_i, x_i).
+__device__ __forceinline__ int Dot16(const uint4& w, const int4& x, int acc) {
+  acc = __dp4a(static_cast<int>(w.x), x.x, acc);
+  acc = __dp4a(static_cast<int>(w.y), x.y, acc);
+  acc = __dp4a(static_cast<int>(w.z), x.z, acc);
+  return __dp4a(static_cast<int>(w.w), x.w, acc);
+}
+
+__device__ __forceinline__ uint4 Nibbles(const uint4& q, int shift) {
+  return make_uint4((q.x >> shift) & kLowNibbles, (q.y >> shift) & kLowNibbles,
+                    (q.z >> shift) & kLowNibbles, (q.w >> shift) & kLowNibbles);
+}
+
+// Grid: ceil(n / (8 rows_per_warp)) CTAs of 8 warps; warp w of CTA b owns rows
+// [(8 b + w) rows_per_warp, + rows_per_warp), read kRows rows at a time, each in chunks of
+// kChunk super-blocks: stage t holds chunk t % chunks of rows group t / chunks, bulk-copied by lane
+// 0 (kStages stages in flight, the first before waiting for the kernel that writes x).
+__global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
+    gemv_quant_dp4a_kernel(const Dp4aArgs a) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  const int k = a.sbs * kSbElems;
+  int8_t* xq = reinterpret_cast<int8_t*>(smem);
+  float2* xs = reinterpret_cast<float2*>(smem + 2 * k);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int sub = lane >> 2, j = lane & 3;
+  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kWarps + warp) * a.rows_per_warp;
+  const int64_t rows = max(int64_t{0}, min(a.rows_per_warp, a.n - row0));
+  const int chunks = (a.sbs + kChunk - 1) / kChunk;
+  const int64_t stages_total = (rows + kRows - 1) / kRows * chunks;
+  uint8_t* wbuf = smem + XBytes(k) + warp * kStages * kStageBytes;
+  const uint32_t bufs = static_cast<uint32_t>(__cvta_generic_to_shared(wbuf));
+  const uint32_t bars = static_cast<uint32_t>(__cvta_generic_to_shared(
+      smem + XBytes(k) + kWarps * kStages * kStageBytes + warp * kStages * 8));
+  // Stage t into buffer t % kStages: kRows copies (rows past the warp's end are not copied).
+  auto issue = [&](int64_t t) {
+    const int64_t g = t / chunks;
+    const int c = static_cast<int>(t - g * chunks);
+    const int nsb = min(kChunk, a.sbs - c * kChunk);
+    const int64_t r0 = g * kRows;
+    const int nr = static_cast<int>(min(int64_t{kRows}, rows - r0));
+    const int s = static_cast<int>(t % kStages);
+    const uint32_t bytes = static_cast<uint32_t>(nsb * kSbBytes);
+    MbarExpectTx(bars + 8 * s, bytes * nr);
+    for (int r = 0; r < nr; ++r) {
+      BulkCopyG2S(bufs + s * kStageBytes + r * kChunk * kSbBytes,
+                  a.w + (row0 + r0 + r) * a.row_bytes + c * kChunk * kSbBytes, bytes, bars + 8 * s);
+    }
+  };
+  if (lane == 0) {
+    for (int s = 0; s < kStages; ++s) MbarInit(bars + 8 * s, 1);
+    FenceBarrierInit();
+    for (int64_t t = 0; t < kStages && t < stages_total; ++t) issue(t);
+  }
+  __syncwarp();
+  PdlWait();
+  PdlLaunchDependents();
+  QuantizeX(a.x, k, xq, xs);
+  __syncthreads();
+
+  // Per lane: byte selectors of sub-blocks 2j and 2j + 1 in the packed scales.
+  const bool upper = j >= 2;
+  const uint32_t sel_lo = 0x4440u | (2 * (j & 1)), sel_hi = sel_lo + 1;
+  float acc[kRows] = {};
+  for (int64_t t = 0; t < stages_total; ++t) {
+    const int64_t g = t / chunks;
+    const int c = static_cast<int>(t - g * chunks);
+    const int s = static_cast<int>(t % kStages);
+    const int sb = c * kChunk + sub;
+    MbarWait(bars + 8 * s, static_cast<uint32_t>((t / kStages) & 1));
+    if (sb < a.sbs) {
+      // This lane's activations: elements 64j .. 64j + 63 of super-block sb, both terms.
+      const int e = sb * kSbElems + 64 * j;
+      const int4 x1l0 = *reinterpret_cast<const int4*>(xq + e);
+      const int4 x1l1 = *reinterpret_cast<const int4*>(xq + e + 16);
+      const int4 x1h0 = *reinterpret_cast<const int4*>(xq + e + 32);
+      const int4 x1h1 = *reinterpret_cast<const int4*>(xq + e + 48);
+      const int4 x2l0 = *reinterpret_cast<const int4*>(xq + k + e);
+      const int4 x2l1 = *reinterpret_cast<const int4*>(xq + k + e + 16);
+      const int4 x2h0 = *reinterpret_cast<const int4*>(xq + k + e + 32);
+      const int4 x2h1 = *reinterpret_cast<const int4*>(xq + k + e + 48);
+      // (scale / 254, sum) of sub-block 2j, then of 2j + 1.
+      const float4 sx = *reinterpret_cast<const float4*>(xs + e / 32);
+      // The stage's rows are independent: loaded together, their DP4A chains interleave. Rows
+      // past the warp's end were not copied: their (stale) sums are never written.
+      uint4 h[kRows], q0[kRows], q1[kRows];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const uint8_t* b = wbuf + s * kStageBytes + (r * kChunk + sub) * kSbBytes;
+        h[r] = *reinterpret_cast<const uint4*>(b);
+        q0[r] = *reinterpret_cast<const uint4*>(b + 16 + 32 * j);
+        q1[r] = *reinterpret_cast<const uint4*>(b + 32 + 32 * j);
+      }
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const uint32_t sc4 =
+            upper ? (h[r].w & kLowNibbles) | ((h[r].y >> 2) & 0x30303030u) : h[r].y & 0x3F3F3F3Fu;
+        const uint32_t mn4 = upper ? ((h[r].w >> 4) & kLowNibbles) | ((h[r].z >> 2) & 0x30303030u)
+                                   : h[r].z & 0x3F3F3F3Fu;
+        const uint4 l0 = Nibbles(q0[r], 0), l1 = Nibbles(q1[r], 0);
+        const uint4 h0 = Nibbles(q0[r], 4), h1 = Nibbles(q1[r], 4);
+        const int lo1 = Dot16(l0, x1l0, 0) + Dot16(l1, x1l1, 0);
+        const int lo2 = Dot16(l0, x2l0, 0) + Dot16(l1, x2l1, 0);
+        const int hi1 = Dot16(h0, x1h0, 0) + Dot16(h1, x1h1, 0);
+        const int hi2 = Dot16(h0, x2h0, 0) + Dot16(h1, x2h1, 0);
+        // |254 lo1 + lo2| <= 255 * 32 * 15 * 127: exact in int32; times a 6-bit scale < 2^31.
+        const int il = (254 * lo1 + lo2) * static_cast<int>(__byte_perm(sc4, 0, sel_lo));
+        const int ih = (254 * hi1 + hi2) * static_cast<int>(__byte_perm(sc4, 0, sel_hi));
+        const float tq =
+            __fmaf_rn(static_cast<float>(il), sx.x, __fmul_rn(static_cast<float>(ih), sx.z));
+        const float tm =
+            __fmaf_rn(static_cast<float>(__byte_perm(mn4, 0, sel_lo)), sx.y,
+                      __fmul_rn(static_cast<float>(__byte_perm(mn4, 0, sel_hi)), sx.w));
+        const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&h[r].x));
+        acc[r] = __fmaf_rn(-dm.y, tm, __fmaf_rn(dm.x, tq, acc[r]));
+      }
+    }
+    // Every lane is done with the stage: refill it with stage t + kStages.
+    __syncwarp();
+    if (lane == 0 && t + kStages < stages_total) {
+      FenceProxyAsync();
+      issue(t + kStages);
+    }
+    if (c == chunks - 1) {  // the rows group's last chunk (warp-uniform): sum, write
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        float v = acc[r];
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1) {
+          v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+        }
+        acc[r] = 0.0f;
+        const int64_t row = row0 + g * kRows + r;
+        if (lane == r && g * kRows + r < rows) {
+          if (a.bias != nullptr) v = __fadd_rn(v, a.bias[row]);
+          if (a.out_f32) {
+            static_cast<float*>(a.out)[row] = v;
+          } else {
+            static_cast<__half*>(a.out)[row] = __float2half_rn(v);
+          }
+        }
+      }
+    }
+  }
+}
+
+bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
+
+}  // namespace
+
+bool GemvQuantDp4aApplies(const MatmulParams& p) {
+  const WeightView& w = p.w;
+  if (w.type != GgmlType::kQ4_K || p.m != 1 || p.x_type != DType::kF16) return false;
+  if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return false;
+  if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return false;
+  if (w.cols < kSbElems || w.cols % kSbElems != 0 || w.cols > (int64_t{1} << 24)) return false;
+  if (w.row_bytes != w.cols / kSbElems * kSbBytes) return false;
+  if (SmemBytes(w.cols) > kMaxSmem) return false;
+  if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
+  return Aligned(w.data, 16) && Aligned(p.x, 16) && Aligned(p.out, DTypeSize(p.out_type));
+}
+
+Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream) {
+  if (!GemvQuantDp4aApplies(p)) {
+    return InvalidArgumentError("gemv_quant_dp4a_cuda: " + std::string(TypeName(p.w.type)) + " [" +
+                                std::to_string(p.w.rows) + ", " + std::to_string(p.w.cols) +
+                                "] with m=" + std::to_string(p.m) + " is outside the DP4A GEMV");
+  }
+  Dp4aArgs a;
+  a.w = p.w.data;
+  a.row_bytes = p.w.row_bytes;
+  a.n = p.w.rows;
+  a.sbs = static_cast<int>(p.w.cols / kSbElems);
+  a.x = static_cast<const __half*>(p.x);
+  a.bias = p.bias;
+  a.out = p.out;
+  a.out_f32 = p.out_type == DType::kF32;
+  const int64_t smem = SmemBytes(p.w.cols);
+  // Rows per warp (a multiple of kRows): the fewest that keep every CTA resident at once (one
+  // wave), so each CTA quantizes the activations once for as many rows as possible.
+  ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
+  const int64_t ctas = std::clamp<int64_t>(kSmPerSm / (smem + 1024), 1, kMaxCtasPerSm);
+  const int64_t warps = sms * ctas * kWarps;
+  const int64_t per_warp = std::max<int64_t>(1, (a.n + warps - 1) / warps);
+  a.rows_per_warp = (per_warp + kRows - 1) / kRows * kRows;
+  const int64_t blocks = (a.n + kWarps * a.rows_per_warp - 1) / (kWarps * a.rows_per_warp);
+  auto* kernel = gemv_quant_dp4a_kernel;
+  static std::atomic<uint64_t> smem_set{0};
+  CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, kMaxSmem, &smem_set));
+  CUDA_RETURN_IF_ERROR(LaunchDependent(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+                                       static_cast<size_t>(smem), stream, a));
+  CUDA_RETURN_IF_LAUNCH_ERROR("gemv_quant_dp4a_kernel");
+  return Status::Ok();
+}
+
+}  // namespace forge::cuda

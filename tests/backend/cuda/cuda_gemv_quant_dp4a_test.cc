@@ -1,0 +1,176 @@
+// gemv_quant_dp4a_cuda (Q4_K weights, one F16 activation row as two int8 terms, DP4A) against the
+// CPU reference on the same dequantized weights and the same F16-rounded activations: a partial
+// chunk (k of 3 super-blocks), long rows (k = 14336, 7 chunks), several row pairs per warp and an
+// odd row count, activations with outliers, bias or none, F32 and F16 out; which matmuls it takes;
+// and that the backend's one-stream Q4_K matmul is this kernel.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "backend/backend.h"
+#include "backend/cpu/matmul/matmul.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_test_buffers.h"
+#include "backend/cuda/matmul/gemv_quant_dp4a.h"
+#include "backend/cuda/quant_test_data.h"
+#include "base/half.h"
+#include "support/op_harness.h"
+#include "support/test_env.h"
+
+namespace forge {
+namespace {
+
+using testing::DevBuf;
+using testing::QuantMatrix;
+using testing::ValueAt;
+
+constexpr double kHalfBound = 1e-2;  // DESIGN.md: F16 activations
+
+// x [rows][stride], F16-exact: normal values rounded to F16, one in 61 scaled by 30 (outliers that
+// set their block's int8 scale).
+std::vector<float> HalfActivations(int64_t rows, int64_t k, int64_t stride, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> x(rows * stride, 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < k; ++c) {
+      float v = d(rng);
+      if ((r * k + c) % 61 == 7) v *= 30.0f;
+      x[r * stride + c] = F16ToF32(F32ToF16(v));
+    }
+  }
+  return x;
+}
+
+std::vector<uint8_t> HalfBytes(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 2);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const uint16_t h = F32ToF16(v[i]);
+    std::memcpy(b.data() + 2 * i, &h, 2);
+  }
+  return b;
+}
+
+// ref[c][r] = x W^T + bias on the CPU dequantized weights.
+std::vector<float> Reference(const QuantMatrix& q, const std::vector<float>& x, int64_t m,
+                             int64_t xs, const float* bias) {
+  std::vector<float> ref(m * q.n);
+  MatmulParams p;
+  p.x = x.data();
+  p.x_stride = xs;
+  p.w = {q.type, q.n, q.k, q.row_bytes, q.bytes.data()};
+  p.bias = bias;
+  p.out = ref.data();
+  p.m = m;
+  EXPECT_TRUE(matmul_ref(p).ok());
+  return ref;
+}
+
+std::vector<QuantMatrix> Matrices() {
+  std::vector<QuantMatrix> ms;
+  ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 72, 768, 61));  // 3 super-blocks a row
+  ms.push_back(testing::QuantizedRandom(GgmlType::kQ4_K, 9, 14336, 62));
+  ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 5003, 1280, 63));  // > 1 row per warp
+  QuantMatrix o;
+  if (testing::OracleMatrix(GgmlType::kQ4_K, "blk.0.ffn_down.weight", &o))
+    ms.push_back(std::move(o));
+  return ms;
+}
+
+TEST(CudaGemvQuantDp4aTest, MatchesTheReference) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  for (const QuantMatrix& q : Matrices()) {
+    SCOPED_TRACE(q.what);
+    DevBuf w(q.bytes.data(), q.bytes.size());
+    const std::vector<float> bias = testing::RandomVector(q.n, 64);
+    DevBuf bias_dev(bias.data(), bias.size() * 4);
+    const std::vector<float> x = HalfActivations(1, q.k, q.k, 65);
+    const std::vector<uint8_t> xb = HalfBytes(x);
+    DevBuf xd(xb.data(), xb.size());
+    for (bool with_bias : {true, false}) {
+      const std::vector<float> ref = Reference(q, x, 1, q.k, with_bias ? bias.data() : nullptr);
+      for (DType out_type : {DType::kF32, DType::kF16}) {
+        SCOPED_TRACE(std::string("out ") + DTypeName(out_type) + (with_bias ? " bias" : ""));
+        DevBuf out(q.n * DTypeSize(out_type));
+        MatmulParams p;
+        p.x = xd.data();
+        p.w = {q.type, q.n, q.k, q.row_bytes, w.data()};
+        p.bias = with_bias ? reinterpret_cast<const float*>(bias_dev.data()) : nullptr;
+        p.out = out.data();
+        p.m = 1;
+        p.x_type = DType::kF16;
+        p.out_type = out_type;
+        ASSERT_TRUE(cuda::GemvQuantDp4aApplies(p));
+        const Status st = cuda::gemv_quant_dp4a_cuda(p, nullptr);
+        ASSERT_TRUE(st.ok()) << st.ToString();
+        bool guards = false;
+        const std::vector<uint8_t> ob = out.Download(&guards);
+        EXPECT_TRUE(guards) << "write past the output";
+        std::vector<float> got(q.n);
+        for (int64_t r = 0; r < q.n; ++r) got[r] = ValueAt(ob, r, out_type);
+        EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), q.n, kHalfBound);
+        // The two int8 terms carry the activations to ~1e-5 of their blocks' maxima: F32 out
+        // stays far inside the bound (a lost term or scale would not).
+        if (out_type == DType::kF32) EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), q.n, 1e-4);
+      }
+    }
+  }
+}
+
+TEST(CudaGemvQuantDp4aTest, TakesQ4KWithOneF16ActivationRow) {
+  alignas(16) static uint8_t w[4 * 144 * 2], x[8 * 512 * 2], out[16 * 4 * 4];
+  MatmulParams p{x, 0, WeightView{GgmlType::kQ4_K, 4, 512, 2 * 144, w}, nullptr, out, 0, 1};
+  p.x_type = DType::kF16;
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p));
+  p.m = 2;
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "2 rows";
+  p.m = 1;
+  p.x_type = DType::kF32;
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "F32 x";
+  p.x_type = DType::kF16;
+  p.out_type = DType::kBF16;
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "BF16 out";
+  p.out_type = DType::kF32;
+  p.x = x + 2;
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "unaligned x";
+  p.x = x;
+  p.w.data = w + 16 + 8;
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "unaligned weights";
+  p.w = WeightView{GgmlType::kQ5_K, 4, 512, 2 * 176, w};
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q5_K";
+}
+
+// The backend's Matmul on Q4_K with one F16 activation row gives exactly the DP4A kernel's bits.
+TEST(CudaGemvQuantDp4aTest, BackendOneStreamQ4KMatmulIsThisKernel) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  auto backend = MakeCudaBackend();
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  Backend& be = **backend;
+  const QuantMatrix q = testing::RandomBlocks(GgmlType::kQ4_K, 300, 1024, 66);
+  DevBuf w(q.bytes.data(), q.bytes.size());
+  const std::vector<float> x = HalfActivations(1, q.k, q.k, 67);
+  const std::vector<uint8_t> xb = HalfBytes(x);
+  DevBuf xd(xb.data(), xb.size());
+  DevBuf direct(q.n * 4), via(q.n * 4);
+  MatmulParams p;
+  p.x = xd.data();
+  p.w = {q.type, q.n, q.k, q.row_bytes, w.data()};
+  p.out = direct.data();
+  p.m = 1;
+  p.x_type = DType::kF16;
+  p.out_type = DType::kF32;
+  ASSERT_TRUE(cuda::gemv_quant_dp4a_cuda(p, nullptr).ok());
+  p.out = via.data();
+  const Status st = be.Matmul(p);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  ASSERT_TRUE(be.Synchronize().ok());
+  bool g1 = false, g2 = false;
+  const std::vector<uint8_t> a = direct.Download(&g1), b = via.Download(&g2);
+  EXPECT_TRUE(g1 && g2);
+  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), q.n * 4));
+}
+
+}  // namespace
+}  // namespace forge
