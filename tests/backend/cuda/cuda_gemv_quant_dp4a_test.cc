@@ -1,8 +1,9 @@
-// gemv_quant_dp4a_cuda (Q4_K weights, one F16 activation row as two int8 terms, DP4A) against the
-// CPU reference on the same dequantized weights and the same F16-rounded activations: a partial
-// chunk (k of 3 super-blocks), long rows (k = 14336, 7 chunks), several row pairs per warp and an
-// odd row count, activations with outliers, bias or none, F32 and F16 out; which matmuls it takes;
-// and that the backend's one-stream Q4_K matmul is this kernel.
+// gemv_quant_dp4a_cuda (Q4_K and Q6_K weights, one F16 activation row as two int8 terms, DP4A)
+// against the CPU reference on the same dequantized weights and the same F16-rounded
+// activations: a partial chunk (Q4_K, k of 3 super-blocks), one chunk (Q6_K, k = 2048), long rows
+// (k = 14336, 7 chunks), several row groups per warp and a row count no group size divides,
+// activations with outliers, bias or none, F32 and F16 out; which matmuls it takes; and that the
+// backend's one-stream Q4_K / Q6_K matmul is this kernel.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -72,10 +73,16 @@ std::vector<QuantMatrix> Matrices() {
   std::vector<QuantMatrix> ms;
   ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 72, 768, 61));  // 3 super-blocks a row
   ms.push_back(testing::QuantizedRandom(GgmlType::kQ4_K, 9, 14336, 62));
-  ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 5003, 1280, 63));  // > 1 row per warp
-  QuantMatrix o;
-  if (testing::OracleMatrix(GgmlType::kQ4_K, "blk.0.ffn_down.weight", &o))
-    ms.push_back(std::move(o));
+  ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 5003, 1280, 63));  // > 1 row group a warp
+  ms.push_back(testing::RandomBlocks(GgmlType::kQ6_K, 71, 2048, 66));    // one chunk a row
+  ms.push_back(testing::QuantizedRandom(GgmlType::kQ6_K, 9, 14336, 67));
+  ms.push_back(testing::RandomBlocks(GgmlType::kQ6_K, 5003, 4096, 68));
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    QuantMatrix o;
+    if (testing::OracleMatrix(t, "blk.0.ffn_down.weight", &o) && o.k % 2048 == 0) {
+      ms.push_back(std::move(o));
+    }
+  }
   return ms;
 }
 
@@ -119,8 +126,8 @@ TEST(CudaGemvQuantDp4aTest, MatchesTheReference) {
   }
 }
 
-TEST(CudaGemvQuantDp4aTest, TakesQ4KWithOneF16ActivationRow) {
-  alignas(16) static uint8_t w[4 * 144 * 2], x[8 * 512 * 2], out[16 * 4 * 4];
+TEST(CudaGemvQuantDp4aTest, TakesQ4KAndWholeChunkQ6KWithOneF16ActivationRow) {
+  alignas(16) static uint8_t w[4 * 210 * 8], x[2048 * 2], out[16 * 4 * 4];
   MatmulParams p{x, 0, WeightView{GgmlType::kQ4_K, 4, 512, 2 * 144, w}, nullptr, out, 0, 1};
   p.x_type = DType::kF16;
   EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p));
@@ -140,36 +147,44 @@ TEST(CudaGemvQuantDp4aTest, TakesQ4KWithOneF16ActivationRow) {
   EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "unaligned weights";
   p.w = WeightView{GgmlType::kQ5_K, 4, 512, 2 * 176, w};
   EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q5_K";
+  p.w = WeightView{GgmlType::kQ6_K, 4, 2048, 8 * 210, w};
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q6_K, one chunk";
+  p.w = WeightView{GgmlType::kQ6_K, 4, 512, 2 * 210, w};
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q6_K, part of a chunk";
 }
 
-// The backend's Matmul on Q4_K with one F16 activation row gives exactly the DP4A kernel's bits.
-TEST(CudaGemvQuantDp4aTest, BackendOneStreamQ4KMatmulIsThisKernel) {
+// The backend's Matmul on Q4_K and Q6_K with one F16 activation row gives exactly this kernel's
+// bits.
+TEST(CudaGemvQuantDp4aTest, BackendOneStreamMatmulIsThisKernel) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   Backend& be = **backend;
-  const QuantMatrix q = testing::RandomBlocks(GgmlType::kQ4_K, 300, 1024, 66);
-  DevBuf w(q.bytes.data(), q.bytes.size());
-  const std::vector<float> x = HalfActivations(1, q.k, q.k, 67);
-  const std::vector<uint8_t> xb = HalfBytes(x);
-  DevBuf xd(xb.data(), xb.size());
-  DevBuf direct(q.n * 4), via(q.n * 4);
-  MatmulParams p;
-  p.x = xd.data();
-  p.w = {q.type, q.n, q.k, q.row_bytes, w.data()};
-  p.out = direct.data();
-  p.m = 1;
-  p.x_type = DType::kF16;
-  p.out_type = DType::kF32;
-  ASSERT_TRUE(cuda::gemv_quant_dp4a_cuda(p, nullptr).ok());
-  p.out = via.data();
-  const Status st = be.Matmul(p);
-  ASSERT_TRUE(st.ok()) << st.ToString();
-  ASSERT_TRUE(be.Synchronize().ok());
-  bool g1 = false, g2 = false;
-  const std::vector<uint8_t> a = direct.Download(&g1), b = via.Download(&g2);
-  EXPECT_TRUE(g1 && g2);
-  EXPECT_EQ(0, std::memcmp(a.data(), b.data(), q.n * 4));
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    const QuantMatrix q = testing::RandomBlocks(t, 300, 2048, 69);
+    SCOPED_TRACE(q.what);
+    DevBuf w(q.bytes.data(), q.bytes.size());
+    const std::vector<float> x = HalfActivations(1, q.k, q.k, 70);
+    const std::vector<uint8_t> xb = HalfBytes(x);
+    DevBuf xd(xb.data(), xb.size());
+    DevBuf direct(q.n * 4), via(q.n * 4);
+    MatmulParams p;
+    p.x = xd.data();
+    p.w = {q.type, q.n, q.k, q.row_bytes, w.data()};
+    p.out = direct.data();
+    p.m = 1;
+    p.x_type = DType::kF16;
+    p.out_type = DType::kF32;
+    ASSERT_TRUE(cuda::gemv_quant_dp4a_cuda(p, nullptr).ok());
+    p.out = via.data();
+    const Status st = be.Matmul(p);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_TRUE(be.Synchronize().ok());
+    bool g1 = false, g2 = false;
+    const std::vector<uint8_t> a = direct.Download(&g1), b = via.Download(&g2);
+    EXPECT_TRUE(g1 && g2);
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), q.n * 4));
+  }
 }
 
 }  // namespace

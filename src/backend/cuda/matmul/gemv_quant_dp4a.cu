@@ -26,11 +26,7 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kSbElems = 256;
-constexpr int kSbBytes = 144;
-constexpr int kRows = 4;  // rows a warp reads per stage (sharing the activations' registers)
-constexpr int kChunk = 8;
-constexpr int kStageBytes =
-    kRows * kChunk * kSbBytes;            // super-blocks of each row per stage: one warp step
+constexpr int kChunk = 8;                 // super-blocks of each row per stage: one warp step
 constexpr int kStages = 2;                // stages in flight per warp
 constexpr int kMaxSmem = 227 * 1024;      // sm_90's opt-in shared memory per CTA
 constexpr int64_t kSmPerSm = 228 * 1024;  // shared memory an SM holds
@@ -42,7 +38,7 @@ struct Dp4aArgs {
   int64_t row_bytes = 0;
   int64_t n = 0;
   int sbs = 0;                // super-blocks per row
-  int64_t rows_per_warp = 2;  // a multiple of kRows
+  int64_t rows_per_warp = 1;  // a multiple of the format's kRows
   const __half* x = nullptr;
   const float* bias = nullptr;
   void* out = nullptr;
@@ -52,7 +48,10 @@ struct Dp4aArgs {
 // Shared memory: the activations as two int8 terms of k elements each, then per 32-element block
 // (scale / 254, exact sum); then each warp's stages and their mbarriers.
 __host__ __device__ inline int64_t XBytes(int64_t k) { return 2 * k + (k / 32) * 8; }
-int64_t SmemBytes(int64_t k) { return XBytes(k) + kWarps * kStages * (kStageBytes + 8); }
+template <class F>
+int64_t SmemBytes(int64_t k) {
+  return XBytes(k) + kWarps * kStages * (F::kStageBytes + 8);
+}
 
 // x as two int8 terms per element, x = scale (q1 + q2 / 254) to within scale / 508 (scale =
 // amax / 127 of its 32-element block): xq[e] = q1, xq[k + e] = q2, xs[b] = (scale / 254, sum of
@@ -121,12 +120,175 @@ __device__ __forceinline__ uint4 Nibbles(const uint4& q, int shift) {
                     (q.z >> shift) & kLowNibbles, (q.w >> shift) & kLowNibbles);
 }
 
+// A format's part of the kernel: its super-block bytes, the rows a warp reads per stage (sharing
+// the activations' registers), the lane's activations for super-block sb (X, Load), and the
+// stage's rows dotted with them (Rows: b is the lane's super-block in the stage's first row,
+// rows kChunk super-blocks apart). Lane (s, j): s = lane / 4 the super-block of the warp step,
+// j = lane % 4 its quarter.
+
+// Q4_K (144 bytes): header d, dmin (F16), scales[12] (8 six-bit scales and mins), then qs[128].
+// Element 64j + l (j < 4, l < 32) is the low nibble of qs[32j + l] (sub-block 2j), element 64j +
+// 32 + l its high nibble (sub-block 2j + 1). Quarter j: qs bytes [32j, 32j + 32), all 64 elements
+// of sub-blocks 2j and 2j + 1.
+struct Q4K {
+  static constexpr int kSbBytes = 144;
+  static constexpr int kRows = 4;
+  static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
+  struct X {
+    int4 l1[2], h1[2], l2[2], h2[2];  // both terms of elements 64j + [0, 32), 64j + [32, 64)
+    float4 s;                         // (scale / 254, sum) of sub-block 2j, then of 2j + 1
+  };
+  __device__ static X Load(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+    const int e = sb * kSbElems + 64 * j;
+    X x;
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      x.l1[i] = *reinterpret_cast<const int4*>(xq + e + 16 * i);
+      x.h1[i] = *reinterpret_cast<const int4*>(xq + e + 32 + 16 * i);
+      x.l2[i] = *reinterpret_cast<const int4*>(xq + k + e + 16 * i);
+      x.h2[i] = *reinterpret_cast<const int4*>(xq + k + e + 32 + 16 * i);
+    }
+    x.s = *reinterpret_cast<const float4*>(xs + e / 32);
+    return x;
+  }
+  __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
+    // Byte selectors of sub-blocks 2j and 2j + 1 in the packed scales.
+    const bool upper = j >= 2;
+    const uint32_t sel_lo = 0x4440u | (2 * (j & 1)), sel_hi = sel_lo + 1;
+    // The rows are independent: loaded together, their DP4A chains interleave.
+    uint4 h[kRows], q0[kRows], q1[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const uint8_t* br = b + r * kChunk * kSbBytes;
+      h[r] = *reinterpret_cast<const uint4*>(br);
+      q0[r] = *reinterpret_cast<const uint4*>(br + 16 + 32 * j);
+      q1[r] = *reinterpret_cast<const uint4*>(br + 32 + 32 * j);
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const uint32_t sc4 =
+          upper ? (h[r].w & kLowNibbles) | ((h[r].y >> 2) & 0x30303030u) : h[r].y & 0x3F3F3F3Fu;
+      const uint32_t mn4 = upper ? ((h[r].w >> 4) & kLowNibbles) | ((h[r].z >> 2) & 0x30303030u)
+                                 : h[r].z & 0x3F3F3F3Fu;
+      const uint4 l0 = Nibbles(q0[r], 0), l1 = Nibbles(q1[r], 0);
+      const uint4 h0 = Nibbles(q0[r], 4), h1 = Nibbles(q1[r], 4);
+      const int lo1 = Dot16(l0, x.l1[0], 0) + Dot16(l1, x.l1[1], 0);
+      const int lo2 = Dot16(l0, x.l2[0], 0) + Dot16(l1, x.l2[1], 0);
+      const int hi1 = Dot16(h0, x.h1[0], 0) + Dot16(h1, x.h1[1], 0);
+      const int hi2 = Dot16(h0, x.h2[0], 0) + Dot16(h1, x.h2[1], 0);
+      // |254 lo1 + lo2| <= 255 * 32 * 15 * 127: exact in int32; times a 6-bit scale < 2^31.
+      const int il = (254 * lo1 + lo2) * static_cast<int>(__byte_perm(sc4, 0, sel_lo));
+      const int ih = (254 * hi1 + hi2) * static_cast<int>(__byte_perm(sc4, 0, sel_hi));
+      const float tq =
+          __fmaf_rn(static_cast<float>(il), x.s.x, __fmul_rn(static_cast<float>(ih), x.s.z));
+      const float tm = __fmaf_rn(static_cast<float>(__byte_perm(mn4, 0, sel_lo)), x.s.y,
+                                 __fmul_rn(static_cast<float>(__byte_perm(mn4, 0, sel_hi)), x.s.w));
+      const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&h[r].x));
+      acc[r] = __fmaf_rn(-dm.y, tm, __fmaf_rn(dm.x, tq, acc[r]));
+    }
+  }
+};
+
+// 16 bytes at a 2-byte-aligned shared address: five aligned words, funnel-shifted.
+__device__ __forceinline__ uint4 Load16At2(const uint8_t* p) {
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~3ull);
+  const uint32_t sh = (reinterpret_cast<uintptr_t>(p) & 2) * 8;
+  const uint32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+  return make_uint4(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh),
+                    __funnelshift_r(w2, w3, sh), __funnelshift_r(w3, w4, sh));
+}
+
+// 8 bytes at a 2-byte-aligned shared address: three aligned words, funnel-shifted.
+__device__ __forceinline__ uint2 Load8At2(const uint8_t* p) {
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~3ull);
+  const uint32_t sh = (reinterpret_cast<uintptr_t>(p) & 2) * 8;
+  const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
+  return make_uint2(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh));
+}
+
+// Q6_K (210 bytes, so 2-byte aligned in the stage): ql[128], qh[64], scales[16] (int8), d (F16).
+// In half n (128 elements), element 128n + 32t + l (t < 4, l < 32) is q - 32 with q the low
+// (t = 0, 1) or high (t = 2, 3) nibble of ql[64n + 32 (t & 1) + l] plus bits 2t, 2t + 1 of
+// qh[32n + l] as bits 4, 5; its sub-block scale is scales[8n + 2t + l / 16]. Quarter j: n = j / 2,
+// l in [16 (j & 1), + 16) for every t: 64 elements in 4 runs of 16, one sub-block each.
+struct Q6K {
+  static constexpr int kSbBytes = 210;
+  static constexpr int kRows = 3;
+  static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
+  struct X {
+    int4 x1[4], x2[4];  // both terms of the run of t
+    int sum[4];         // 254 * sum(x1) + sum(x2) over the run of t (for the -32 offset)
+    float s[4];         // scale / 254 of the 32-element block holding the run of t
+  };
+  __device__ static X Load(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+    const int e = sb * kSbElems + 128 * (j >> 1) + 16 * (j & 1);
+    X x;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      x.x1[t] = *reinterpret_cast<const int4*>(xq + e + 32 * t);
+      x.x2[t] = *reinterpret_cast<const int4*>(xq + k + e + 32 * t);
+      const uint4 ones = make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+      x.sum[t] = 254 * Dot16(ones, x.x1[t], 0) + Dot16(ones, x.x2[t], 0);
+      x.s[t] = xs[e / 32 + t].x;
+    }
+    return x;
+  }
+  __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
+    const int n = j >> 1, hl = j & 1;
+    uint4 a[kRows], bq[kRows], c[kRows];
+    uint32_t sc[kRows];
+    float d[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const uint8_t* br = b + r * kChunk * kSbBytes;
+      a[r] = Load16At2(br + 64 * n + 16 * hl);
+      bq[r] = Load16At2(br + 64 * n + 32 + 16 * hl);
+      c[r] = Load16At2(br + 128 + 32 * n + 16 * hl);
+      // scales[8n + hl + 2t], t = 0..3: bytes hl, hl + 2, hl + 4, hl + 6 of scales[8n ..].
+      const uint2 s8 = Load8At2(br + 192 + 8 * n);
+      sc[r] = __byte_perm(s8.x, s8.y, 0x6420 + 0x1111 * hl);
+      d[r] = __half2float(*reinterpret_cast<const __half*>(br + 208));
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      uint4 v[4];  // the 6-bit values of run t, as bytes
+      v[0] = make_uint4((a[r].x & kLowNibbles) | ((c[r].x << 4) & 0x30303030u),
+                        (a[r].y & kLowNibbles) | ((c[r].y << 4) & 0x30303030u),
+                        (a[r].z & kLowNibbles) | ((c[r].z << 4) & 0x30303030u),
+                        (a[r].w & kLowNibbles) | ((c[r].w << 4) & 0x30303030u));
+      v[1] = make_uint4((bq[r].x & kLowNibbles) | ((c[r].x << 2) & 0x30303030u),
+                        (bq[r].y & kLowNibbles) | ((c[r].y << 2) & 0x30303030u),
+                        (bq[r].z & kLowNibbles) | ((c[r].z << 2) & 0x30303030u),
+                        (bq[r].w & kLowNibbles) | ((c[r].w << 2) & 0x30303030u));
+      v[2] = make_uint4(((a[r].x >> 4) & kLowNibbles) | (c[r].x & 0x30303030u),
+                        ((a[r].y >> 4) & kLowNibbles) | (c[r].y & 0x30303030u),
+                        ((a[r].z >> 4) & kLowNibbles) | (c[r].z & 0x30303030u),
+                        ((a[r].w >> 4) & kLowNibbles) | (c[r].w & 0x30303030u));
+      v[3] = make_uint4(((bq[r].x >> 4) & kLowNibbles) | ((c[r].x >> 2) & 0x30303030u),
+                        ((bq[r].y >> 4) & kLowNibbles) | ((c[r].y >> 2) & 0x30303030u),
+                        ((bq[r].z >> 4) & kLowNibbles) | ((c[r].z >> 2) & 0x30303030u),
+                        ((bq[r].w >> 4) & kLowNibbles) | ((c[r].w >> 2) & 0x30303030u));
+      float t_sum = 0.0f;
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        // sum((q - 32) (254 x1 + x2)): |.| <= 16 * 32 * 255 * 127 < 2^24, exact as F32.
+        const int i = 254 * Dot16(v[t], x.x1[t], 0) + Dot16(v[t], x.x2[t], 0) - 32 * x.sum[t];
+        const float scale = static_cast<float>(static_cast<int8_t>(sc[r] >> (8 * t)));
+        t_sum = __fmaf_rn(__fmul_rn(static_cast<float>(i), scale), x.s[t], t_sum);
+      }
+      acc[r] = __fmaf_rn(d[r], t_sum, acc[r]);
+    }
+  }
+};
+
 // Grid: ceil(n / (8 rows_per_warp)) CTAs of 8 warps; warp w of CTA b owns rows
 // [(8 b + w) rows_per_warp, + rows_per_warp), read kRows rows at a time, each in chunks of
 // kChunk super-blocks: stage t holds chunk t % chunks of rows group t / chunks, bulk-copied by lane
 // 0 (kStages stages in flight, the first before waiting for the kernel that writes x).
+template <class F>
 __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
     gemv_quant_dp4a_kernel(const Dp4aArgs a) {
+  constexpr int kRows = F::kRows, kSbBytes = F::kSbBytes, kStageBytes = F::kStageBytes;
   extern __shared__ __align__(16) uint8_t smem[];
   const int k = a.sbs * kSbElems;
   int8_t* xq = reinterpret_cast<int8_t*>(smem);
@@ -167,9 +329,6 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   QuantizeX(a.x, k, xq, xs);
   __syncthreads();
 
-  // Per lane: byte selectors of sub-blocks 2j and 2j + 1 in the packed scales.
-  const bool upper = j >= 2;
-  const uint32_t sel_lo = 0x4440u | (2 * (j & 1)), sel_hi = sel_lo + 1;
   float acc[kRows] = {};
   for (int64_t t = 0; t < stages_total; ++t) {
     const int64_t g = t / chunks;
@@ -178,51 +337,9 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
     const int sb = c * kChunk + sub;
     MbarWait(bars + 8 * s, static_cast<uint32_t>((t / kStages) & 1));
     if (sb < a.sbs) {
-      // This lane's activations: elements 64j .. 64j + 63 of super-block sb, both terms.
-      const int e = sb * kSbElems + 64 * j;
-      const int4 x1l0 = *reinterpret_cast<const int4*>(xq + e);
-      const int4 x1l1 = *reinterpret_cast<const int4*>(xq + e + 16);
-      const int4 x1h0 = *reinterpret_cast<const int4*>(xq + e + 32);
-      const int4 x1h1 = *reinterpret_cast<const int4*>(xq + e + 48);
-      const int4 x2l0 = *reinterpret_cast<const int4*>(xq + k + e);
-      const int4 x2l1 = *reinterpret_cast<const int4*>(xq + k + e + 16);
-      const int4 x2h0 = *reinterpret_cast<const int4*>(xq + k + e + 32);
-      const int4 x2h1 = *reinterpret_cast<const int4*>(xq + k + e + 48);
-      // (scale / 254, sum) of sub-block 2j, then of 2j + 1.
-      const float4 sx = *reinterpret_cast<const float4*>(xs + e / 32);
-      // The stage's rows are independent: loaded together, their DP4A chains interleave. Rows
-      // past the warp's end were not copied: their (stale) sums are never written.
-      uint4 h[kRows], q0[kRows], q1[kRows];
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        const uint8_t* b = wbuf + s * kStageBytes + (r * kChunk + sub) * kSbBytes;
-        h[r] = *reinterpret_cast<const uint4*>(b);
-        q0[r] = *reinterpret_cast<const uint4*>(b + 16 + 32 * j);
-        q1[r] = *reinterpret_cast<const uint4*>(b + 32 + 32 * j);
-      }
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        const uint32_t sc4 =
-            upper ? (h[r].w & kLowNibbles) | ((h[r].y >> 2) & 0x30303030u) : h[r].y & 0x3F3F3F3Fu;
-        const uint32_t mn4 = upper ? ((h[r].w >> 4) & kLowNibbles) | ((h[r].z >> 2) & 0x30303030u)
-                                   : h[r].z & 0x3F3F3F3Fu;
-        const uint4 l0 = Nibbles(q0[r], 0), l1 = Nibbles(q1[r], 0);
-        const uint4 h0 = Nibbles(q0[r], 4), h1 = Nibbles(q1[r], 4);
-        const int lo1 = Dot16(l0, x1l0, 0) + Dot16(l1, x1l1, 0);
-        const int lo2 = Dot16(l0, x2l0, 0) + Dot16(l1, x2l1, 0);
-        const int hi1 = Dot16(h0, x1h0, 0) + Dot16(h1, x1h1, 0);
-        const int hi2 = Dot16(h0, x2h0, 0) + Dot16(h1, x2h1, 0);
-        // |254 lo1 + lo2| <= 255 * 32 * 15 * 127: exact in int32; times a 6-bit scale < 2^31.
-        const int il = (254 * lo1 + lo2) * static_cast<int>(__byte_perm(sc4, 0, sel_lo));
-        const int ih = (254 * hi1 + hi2) * static_cast<int>(__byte_perm(sc4, 0, sel_hi));
-        const float tq =
-            __fmaf_rn(static_cast<float>(il), sx.x, __fmul_rn(static_cast<float>(ih), sx.z));
-        const float tm =
-            __fmaf_rn(static_cast<float>(__byte_perm(mn4, 0, sel_lo)), sx.y,
-                      __fmul_rn(static_cast<float>(__byte_perm(mn4, 0, sel_hi)), sx.w));
-        const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&h[r].x));
-        acc[r] = __fmaf_rn(-dm.y, tm, __fmaf_rn(dm.x, tq, acc[r]));
-      }
+      // Rows past the warp's end were not copied: their (stale) sums are never written.
+      const typename F::X x = F::Load(xq, xs, k, sb, j);
+      F::Rows(wbuf + s * kStageBytes + sub * kSbBytes, j, x, acc);
     }
     // Every lane is done with the stage: refill it with stage t + kStages.
     __syncwarp();
@@ -255,16 +372,39 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
 
 bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
+// Rows per warp (a multiple of F::kRows): the fewest that keep every CTA resident at once (one
+// wave), so each CTA quantizes the activations once for as many rows as possible.
+template <class F>
+Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
+  const int64_t smem = SmemBytes<F>(static_cast<int64_t>(a.sbs) * kSbElems);
+  const int64_t ctas = std::clamp<int64_t>(kSmPerSm / (smem + 1024), 1, kMaxCtasPerSm);
+  const int64_t warps = sms * ctas * kWarps;
+  const int64_t per_warp = std::max<int64_t>(1, (a.n + warps - 1) / warps);
+  a.rows_per_warp = (per_warp + F::kRows - 1) / F::kRows * F::kRows;
+  const int64_t blocks = (a.n + kWarps * a.rows_per_warp - 1) / (kWarps * a.rows_per_warp);
+  auto* kernel = gemv_quant_dp4a_kernel<F>;
+  static std::atomic<uint64_t> smem_set{0};
+  CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, kMaxSmem, &smem_set));
+  CUDA_RETURN_IF_ERROR(LaunchDependent(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
+                                       static_cast<size_t>(smem), stream, a));
+  CUDA_RETURN_IF_LAUNCH_ERROR("gemv_quant_dp4a_kernel");
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool GemvQuantDp4aApplies(const MatmulParams& p) {
   const WeightView& w = p.w;
-  if (w.type != GgmlType::kQ4_K || p.m != 1 || p.x_type != DType::kF16) return false;
+  if (w.type != GgmlType::kQ4_K && w.type != GgmlType::kQ6_K) return false;
+  if (p.m != 1 || p.x_type != DType::kF16) return false;
   if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return false;
   if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return false;
   if (w.cols < kSbElems || w.cols % kSbElems != 0 || w.cols > (int64_t{1} << 24)) return false;
-  if (w.row_bytes != w.cols / kSbElems * kSbBytes) return false;
-  if (SmemBytes(w.cols) > kMaxSmem) return false;
+  const bool q4 = w.type == GgmlType::kQ4_K;
+  // Q6_K: whole chunks, so every bulk copy is a multiple of 16 bytes from a 16-byte boundary.
+  if (!q4 && w.cols % (kChunk * kSbElems) != 0) return false;
+  if (w.row_bytes != w.cols / kSbElems * (q4 ? Q4K::kSbBytes : Q6K::kSbBytes)) return false;
+  if ((q4 ? SmemBytes<Q4K>(w.cols) : SmemBytes<Q6K>(w.cols)) > kMaxSmem) return false;
   if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
   return Aligned(w.data, 16) && Aligned(p.x, 16) && Aligned(p.out, DTypeSize(p.out_type));
 }
@@ -284,22 +424,9 @@ Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream) {
   a.bias = p.bias;
   a.out = p.out;
   a.out_f32 = p.out_type == DType::kF32;
-  const int64_t smem = SmemBytes(p.w.cols);
-  // Rows per warp (a multiple of kRows): the fewest that keep every CTA resident at once (one
-  // wave), so each CTA quantizes the activations once for as many rows as possible.
   ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
-  const int64_t ctas = std::clamp<int64_t>(kSmPerSm / (smem + 1024), 1, kMaxCtasPerSm);
-  const int64_t warps = sms * ctas * kWarps;
-  const int64_t per_warp = std::max<int64_t>(1, (a.n + warps - 1) / warps);
-  a.rows_per_warp = (per_warp + kRows - 1) / kRows * kRows;
-  const int64_t blocks = (a.n + kWarps * a.rows_per_warp - 1) / (kWarps * a.rows_per_warp);
-  auto* kernel = gemv_quant_dp4a_kernel;
-  static std::atomic<uint64_t> smem_set{0};
-  CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, kMaxSmem, &smem_set));
-  CUDA_RETURN_IF_ERROR(LaunchDependent(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreads),
-                                       static_cast<size_t>(smem), stream, a));
-  CUDA_RETURN_IF_LAUNCH_ERROR("gemv_quant_dp4a_kernel");
-  return Status::Ok();
+  if (p.w.type == GgmlType::kQ4_K) return Launch<Q4K>(a, sms, stream);
+  return Launch<Q6K>(a, sms, stream);
 }
 
 }  // namespace forge::cuda
