@@ -1,9 +1,9 @@
-// gemv_quant_dp4a_cuda (Q4_K and Q6_K weights, one F16 activation row as two int8 terms, DP4A)
-// against the CPU reference on the same dequantized weights and the same F16-rounded
-// activations: a partial chunk (Q4_K, k of 3 super-blocks), one chunk (Q6_K, k = 2048), long rows
+// gemv_quant_dp4a_cuda (Q4_K, Q6_K, Q8_0 and Q4_0 weights, one F16 activation row as two int8
+// terms, DP4A) against the CPU reference on the same dequantized weights and the same F16-rounded
+// activations: a partial chunk (k of 3 super-blocks), one chunk (Q6_K, k = 2048), long rows
 // (k = 14336, 7 chunks), several row groups per warp and a row count no group size divides,
 // activations with outliers, bias or none, F32 and F16 out; which matmuls it takes; and that the
-// backend's one-stream Q4_K / Q6_K matmul is this kernel.
+// backend's one-stream matmul in those formats is this kernel.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -77,7 +77,12 @@ std::vector<QuantMatrix> Matrices() {
   ms.push_back(testing::RandomBlocks(GgmlType::kQ6_K, 71, 2048, 66));    // one chunk a row
   ms.push_back(testing::QuantizedRandom(GgmlType::kQ6_K, 9, 14336, 67));
   ms.push_back(testing::RandomBlocks(GgmlType::kQ6_K, 5003, 4096, 68));
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    ms.push_back(testing::RandomBlocks(t, 72, 768, 71));  // a partial chunk
+    ms.push_back(testing::QuantizedRandom(t, 9, 14336, 72));
+    ms.push_back(testing::RandomBlocks(t, 5003, 1280, 73));
+  }
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     QuantMatrix o;
     if (testing::OracleMatrix(t, "blk.0.ffn_down.weight", &o) && o.k % 2048 == 0) {
       ms.push_back(std::move(o));
@@ -126,7 +131,7 @@ TEST(CudaGemvQuantDp4aTest, MatchesTheReference) {
   }
 }
 
-TEST(CudaGemvQuantDp4aTest, TakesQ4KAndWholeChunkQ6KWithOneF16ActivationRow) {
+TEST(CudaGemvQuantDp4aTest, TakesItsFormatsWithOneF16ActivationRow) {
   alignas(16) static uint8_t w[4 * 210 * 8], x[2048 * 2], out[16 * 4 * 4];
   MatmulParams p{x, 0, WeightView{GgmlType::kQ4_K, 4, 512, 2 * 144, w}, nullptr, out, 0, 1};
   p.x_type = DType::kF16;
@@ -151,16 +156,22 @@ TEST(CudaGemvQuantDp4aTest, TakesQ4KAndWholeChunkQ6KWithOneF16ActivationRow) {
   EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q6_K, one chunk";
   p.w = WeightView{GgmlType::kQ6_K, 4, 512, 2 * 210, w};
   EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q6_K, part of a chunk";
+  p.w = WeightView{GgmlType::kQ8_0, 4, 512, 16 * 34, w};
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q8_0";
+  p.w = WeightView{GgmlType::kQ4_0, 4, 512, 16 * 18, w};
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q4_0";
+  p.w = WeightView{GgmlType::kQ4_0, 4, 96, 3 * 18, w};
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q4_0, k not a multiple of 256";
 }
 
-// The backend's Matmul on Q4_K and Q6_K with one F16 activation row gives exactly this kernel's
-// bits.
+// The backend's Matmul on each of the formats with one F16 activation row gives exactly this
+// kernel's bits.
 TEST(CudaGemvQuantDp4aTest, BackendOneStreamMatmulIsThisKernel) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   Backend& be = **backend;
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     const QuantMatrix q = testing::RandomBlocks(t, 300, 2048, 69);
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());

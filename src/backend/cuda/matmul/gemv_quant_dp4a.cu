@@ -126,6 +126,35 @@ __device__ __forceinline__ uint4 Nibbles(const uint4& q, int shift) {
 // rows kChunk super-blocks apart). Lane (s, j): s = lane / 4 the super-block of the warp step,
 // j = lane % 4 its quarter.
 
+// A lane's 64 consecutive activations e = 256 sb + 64 j + [0, 64), both terms, and the (scale /
+// 254, sum) of their two 32-element blocks; with kSums also 254 sum(x1) + sum(x2) per block.
+struct X64 {
+  int4 x1[4], x2[4];
+  float4 s;
+  int sum[2];
+};
+
+template <bool kSums>
+__device__ __forceinline__ X64 LoadX64(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+  const int e = sb * kSbElems + 64 * j;
+  X64 x;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    x.x1[i] = *reinterpret_cast<const int4*>(xq + e + 16 * i);
+    x.x2[i] = *reinterpret_cast<const int4*>(xq + k + e + 16 * i);
+  }
+  x.s = *reinterpret_cast<const float4*>(xs + e / 32);
+  if constexpr (kSums) {
+    const uint4 ones = make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+      x.sum[b] = 254 * Dot16(ones, x.x1[2 * b + 1], Dot16(ones, x.x1[2 * b], 0)) +
+                 Dot16(ones, x.x2[2 * b + 1], Dot16(ones, x.x2[2 * b], 0));
+    }
+  }
+  return x;
+}
+
 // Q4_K (144 bytes): header d, dmin (F16), scales[12] (8 six-bit scales and mins), then qs[128].
 // Element 64j + l (j < 4, l < 32) is the low nibble of qs[32j + l] (sub-block 2j), element 64j +
 // 32 + l its high nibble (sub-block 2j + 1). Quarter j: qs bytes [32j, 32j + 32), all 64 elements
@@ -134,22 +163,9 @@ struct Q4K {
   static constexpr int kSbBytes = 144;
   static constexpr int kRows = 4;
   static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
-  struct X {
-    int4 l1[2], h1[2], l2[2], h2[2];  // both terms of elements 64j + [0, 32), 64j + [32, 64)
-    float4 s;                         // (scale / 254, sum) of sub-block 2j, then of 2j + 1
-  };
+  using X = X64;
   __device__ static X Load(const int8_t* xq, const float2* xs, int k, int sb, int j) {
-    const int e = sb * kSbElems + 64 * j;
-    X x;
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      x.l1[i] = *reinterpret_cast<const int4*>(xq + e + 16 * i);
-      x.h1[i] = *reinterpret_cast<const int4*>(xq + e + 32 + 16 * i);
-      x.l2[i] = *reinterpret_cast<const int4*>(xq + k + e + 16 * i);
-      x.h2[i] = *reinterpret_cast<const int4*>(xq + k + e + 32 + 16 * i);
-    }
-    x.s = *reinterpret_cast<const float4*>(xs + e / 32);
-    return x;
+    return LoadX64<false>(xq, xs, k, sb, j);
   }
   __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
     // Byte selectors of sub-blocks 2j and 2j + 1 in the packed scales.
@@ -172,10 +188,10 @@ struct Q4K {
                                  : h[r].z & 0x3F3F3F3Fu;
       const uint4 l0 = Nibbles(q0[r], 0), l1 = Nibbles(q1[r], 0);
       const uint4 h0 = Nibbles(q0[r], 4), h1 = Nibbles(q1[r], 4);
-      const int lo1 = Dot16(l0, x.l1[0], 0) + Dot16(l1, x.l1[1], 0);
-      const int lo2 = Dot16(l0, x.l2[0], 0) + Dot16(l1, x.l2[1], 0);
-      const int hi1 = Dot16(h0, x.h1[0], 0) + Dot16(h1, x.h1[1], 0);
-      const int hi2 = Dot16(h0, x.h2[0], 0) + Dot16(h1, x.h2[1], 0);
+      const int lo1 = Dot16(l0, x.x1[0], 0) + Dot16(l1, x.x1[1], 0);
+      const int lo2 = Dot16(l0, x.x2[0], 0) + Dot16(l1, x.x2[1], 0);
+      const int hi1 = Dot16(h0, x.x1[2], 0) + Dot16(h1, x.x1[3], 0);
+      const int hi2 = Dot16(h0, x.x2[2], 0) + Dot16(h1, x.x2[3], 0);
       // |254 lo1 + lo2| <= 255 * 32 * 15 * 127: exact in int32; times a 6-bit scale < 2^31.
       const int il = (254 * lo1 + lo2) * static_cast<int>(__byte_perm(sc4, 0, sel_lo));
       const int ih = (254 * hi1 + hi2) * static_cast<int>(__byte_perm(sc4, 0, sel_hi));
@@ -280,6 +296,53 @@ struct Q6K {
     }
   }
 };
+
+// Q8_0 (34 bytes: d (F16), qs[32] int8) and Q4_0 (18 bytes: d, qs[16]; element l < 16 the low
+// nibble of qs[l] - 8, element 16 + l its high nibble - 8) in groups of 8 blocks (256 elements,
+// 272 / 144 bytes). Quarter j: blocks 2j and 2j + 1 (2-byte aligned in the stage).
+template <bool kQ8>
+struct Legacy {
+  static constexpr int kBlockBytes = kQ8 ? 34 : 18;
+  static constexpr int kSbBytes = 8 * kBlockBytes;
+  static constexpr int kRows = kQ8 ? 2 : 4;
+  static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
+  using X = X64;
+  __device__ static X Load(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+    return LoadX64<!kQ8>(xq, xs, k, sb, j);
+  }
+  __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
+    uint4 q[kRows][2][kQ8 ? 2 : 1];
+    float d[kRows][2];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t* blk = b + r * kChunk * kSbBytes + (2 * j + h) * kBlockBytes;
+        d[r][h] = __half2float(*reinterpret_cast<const __half*>(blk));
+        q[r][h][0] = Load16At2(blk + 2);
+        if constexpr (kQ8) q[r][h][kQ8 ? 1 : 0] = Load16At2(blk + 18);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      float t = 0.0f;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        // Block h's 32 values against activations x[2h], x[2h + 1] (16 each).
+        const uint4 v0 = kQ8 ? q[r][h][0] : Nibbles(q[r][h][0], 0);
+        const uint4 v1 = kQ8 ? q[r][h][kQ8 ? 1 : 0] : Nibbles(q[r][h][0], 4);
+        int i = 254 * (Dot16(v0, x.x1[2 * h], 0) + Dot16(v1, x.x1[2 * h + 1], 0)) +
+                Dot16(v0, x.x2[2 * h], 0) + Dot16(v1, x.x2[2 * h + 1], 0);
+        if constexpr (!kQ8) i -= 8 * x.sum[h];
+        // |i| <= 32 * 255 * 127 * 128 < 2^31; as F32 within 2^-24 of itself.
+        t = __fmaf_rn(__fmul_rn(d[r][h], static_cast<float>(i)), h == 0 ? x.s.x : x.s.z, t);
+      }
+      acc[r] = __fadd_rn(acc[r], t);
+    }
+  }
+};
+using Q80 = Legacy<true>;
+using Q40 = Legacy<false>;
 
 // Grid: ceil(n / (8 rows_per_warp)) CTAs of 8 warps; warp w of CTA b owns rows
 // [(8 b + w) rows_per_warp, + rows_per_warp), read kRows rows at a time, each in chunks of
@@ -393,18 +456,50 @@ Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
 
 }  // namespace
 
+namespace {
+
+// Super-block (256-element) bytes and shared memory of the format, or 0 if it has no part here.
+int64_t SbBytes(GgmlType t) {
+  switch (t) {
+    case GgmlType::kQ4_K:
+      return Q4K::kSbBytes;
+    case GgmlType::kQ6_K:
+      return Q6K::kSbBytes;
+    case GgmlType::kQ8_0:
+      return Q80::kSbBytes;
+    case GgmlType::kQ4_0:
+      return Q40::kSbBytes;
+    default:
+      return 0;
+  }
+}
+
+int64_t Smem(GgmlType t, int64_t k) {
+  switch (t) {
+    case GgmlType::kQ4_K:
+      return SmemBytes<Q4K>(k);
+    case GgmlType::kQ6_K:
+      return SmemBytes<Q6K>(k);
+    case GgmlType::kQ8_0:
+      return SmemBytes<Q80>(k);
+    default:
+      return SmemBytes<Q40>(k);
+  }
+}
+
+}  // namespace
+
 bool GemvQuantDp4aApplies(const MatmulParams& p) {
   const WeightView& w = p.w;
-  if (w.type != GgmlType::kQ4_K && w.type != GgmlType::kQ6_K) return false;
-  if (p.m != 1 || p.x_type != DType::kF16) return false;
+  const int64_t sb_bytes = SbBytes(w.type);
+  if (sb_bytes == 0 || p.m != 1 || p.x_type != DType::kF16) return false;
   if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return false;
   if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return false;
   if (w.cols < kSbElems || w.cols % kSbElems != 0 || w.cols > (int64_t{1} << 24)) return false;
-  const bool q4 = w.type == GgmlType::kQ4_K;
   // Q6_K: whole chunks, so every bulk copy is a multiple of 16 bytes from a 16-byte boundary.
-  if (!q4 && w.cols % (kChunk * kSbElems) != 0) return false;
-  if (w.row_bytes != w.cols / kSbElems * (q4 ? Q4K::kSbBytes : Q6K::kSbBytes)) return false;
-  if ((q4 ? SmemBytes<Q4K>(w.cols) : SmemBytes<Q6K>(w.cols)) > kMaxSmem) return false;
+  if (w.type == GgmlType::kQ6_K && w.cols % (kChunk * kSbElems) != 0) return false;
+  if (w.row_bytes != w.cols / kSbElems * sb_bytes) return false;
+  if (Smem(w.type, w.cols) > kMaxSmem) return false;
   if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
   return Aligned(w.data, 16) && Aligned(p.x, 16) && Aligned(p.out, DTypeSize(p.out_type));
 }
@@ -425,8 +520,16 @@ Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream) {
   a.out = p.out;
   a.out_f32 = p.out_type == DType::kF32;
   ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
-  if (p.w.type == GgmlType::kQ4_K) return Launch<Q4K>(a, sms, stream);
-  return Launch<Q6K>(a, sms, stream);
+  switch (p.w.type) {
+    case GgmlType::kQ4_K:
+      return Launch<Q4K>(a, sms, stream);
+    case GgmlType::kQ6_K:
+      return Launch<Q6K>(a, sms, stream);
+    case GgmlType::kQ8_0:
+      return Launch<Q80>(a, sms, stream);
+    default:
+      return Launch<Q40>(a, sms, stream);
+  }
 }
 
 }  // namespace forge::cuda

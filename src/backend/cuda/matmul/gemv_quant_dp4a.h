@@ -1,6 +1,6 @@
-// gemv_quant_dp4a_cuda: the one-stream decode GEMV (one F16 activation row) for Q4_K and Q6_K
-// weights, with the activations as two int8 terms and the weights' 4- or 6-bit values multiplied
-// with them by DP4A (four products and their sum in one instruction).
+// gemv_quant_dp4a_cuda: the one-stream decode GEMV (one F16 activation row) for Q4_K, Q6_K, Q8_0
+// and Q4_0 weights, with the activations as two int8 terms and the weights' 4-, 6- or 8-bit
+// values multiplied with them by DP4A (four products and their sum in one instruction).
 //
 // Design (measured on the H200 against the register-decoding MMA kernel, which is issue- and
 // latency-bound at ~4.4 issued lane instructions a weight and ~35% of its issue slots):
@@ -21,7 +21,9 @@
 //   byte permutes, then F32 d * (sc_lo s_lo isum_lo + sc_hi s_hi isum_hi) - dmin (m_lo sum_lo +
 //   m_hi sum_hi). Q6_K: a lane takes 4 runs of 16 elements (one sub-block each) sharing their
 //   low-bit and high-bit bytes; 6-bit values as bytes (3 logic ops a word), 32 DP4As, the -32
-//   offset from the runs' activation sums, the int8 sub-block scales by byte permutes.
+//   offset from the runs' activation sums, the int8 sub-block scales by byte permutes. Q8_0 /
+//   Q4_0: a lane takes 2 blocks of 32 (2 or 4 rows a stage), 16 DP4As a block, Q4_0's -8 offset
+//   from the blocks' activation sums.
 // - A row's partial sums are added across the warp in a fixed butterfly order after its last
 //   chunk (deterministic).
 #pragma once
@@ -32,10 +34,10 @@
 
 namespace forge::cuda {
 
-// Whether gemv_quant_dp4a_cuda takes this matmul: Q4_K, or Q6_K with k a multiple of 2048 (whole
-// 1,680-byte chunks), weights with rows as stored and the data 16-byte aligned, m = 1, x F16
-// 16-byte aligned, out F32 or F16, and the quantized activations (2.25 k bytes) and the stages
-// fitting in one CTA's shared memory.
+// Whether gemv_quant_dp4a_cuda takes this matmul: Q4_K, Q8_0 or Q4_0 with k a multiple of 256, or
+// Q6_K with k a multiple of 2048 (whole 1,680-byte chunks), weights with rows as stored and the
+// data 16-byte aligned, m = 1, x F16 16-byte aligned, out F32 or F16, and the quantized activations
+// (2.25 k bytes) and the stages fitting in one CTA's shared memory.
 bool GemvQuantDp4aApplies(const MatmulParams& p);
 
 // Requires: GemvQuantDp4aApplies(p) (else InvalidArgument).
