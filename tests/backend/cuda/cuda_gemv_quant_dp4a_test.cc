@@ -2,6 +2,7 @@
 // terms, DP4A) against the CPU reference on the same dequantized weights and the same F16-rounded
 // activations: a partial chunk (k of 3 super-blocks), one chunk (Q6_K, k = 2048), long rows
 // (k = 14336, 7 chunks), several row groups per warp and a row count no group size divides,
+// narrow matrices whose chunks several warps split,
 // activations with outliers, bias or none, F32 and F16 out; which matmuls it takes; and that the
 // backend's one-stream matmul in those formats is this kernel.
 #include <cuda_runtime_api.h>
@@ -77,6 +78,9 @@ std::vector<QuantMatrix> Matrices() {
   ms.push_back(testing::RandomBlocks(GgmlType::kQ6_K, 71, 2048, 66));    // one chunk a row
   ms.push_back(testing::QuantizedRandom(GgmlType::kQ6_K, 9, 14336, 67));
   ms.push_back(testing::RandomBlocks(GgmlType::kQ6_K, 5003, 4096, 68));
+  // Narrow: warps split each row group's chunks (2 ways here, 4 for the 9-row matrices).
+  ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 1000, 4096, 74));
+  ms.push_back(testing::RandomBlocks(GgmlType::kQ6_K, 1000, 4096, 75));
   for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     ms.push_back(testing::RandomBlocks(t, 72, 768, 71));  // a partial chunk
     ms.push_back(testing::QuantizedRandom(t, 9, 14336, 72));

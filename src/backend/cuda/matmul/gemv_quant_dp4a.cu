@@ -39,6 +39,7 @@ struct Dp4aArgs {
   int64_t n = 0;
   int sbs = 0;                // super-blocks per row
   int64_t rows_per_warp = 1;  // a multiple of the format's kRows
+  int ks = 1;                 // warps splitting each row group's chunks (then one group each)
   const __half* x = nullptr;
   const float* bias = nullptr;
   void* out = nullptr;
@@ -50,7 +51,7 @@ struct Dp4aArgs {
 __host__ __device__ inline int64_t XBytes(int64_t k) { return 2 * k + (k / 32) * 8; }
 template <class F>
 int64_t SmemBytes(int64_t k) {
-  return XBytes(k) + kWarps * kStages * (F::kStageBytes + 8);
+  return XBytes(k) + kWarps * kStages * (F::kStageBytes + 8) + kWarps * F::kRows * 4;
 }
 
 // x as two int8 terms per element, x = scale (q1 + q2 / 254) to within scale / 508 (scale =
@@ -358,18 +359,21 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   float2* xs = reinterpret_cast<float2*>(smem + 2 * k);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int sub = lane >> 2, j = lane & 3;
-  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kWarps + warp) * a.rows_per_warp;
+  const int ks = a.ks, kw = warp % ks;
+  const int64_t row0 =
+      (static_cast<int64_t>(blockIdx.x) * (kWarps / ks) + warp / ks) * a.rows_per_warp;
   const int64_t rows = max(int64_t{0}, min(a.rows_per_warp, a.n - row0));
   const int chunks = (a.sbs + kChunk - 1) / kChunk;
-  const int64_t stages_total = (rows + kRows - 1) / kRows * chunks;
+  const int nck = kw < chunks ? (chunks - kw + ks - 1) / ks : 0;  // chunks kw, kw + ks, ...
+  const int64_t stages_total = (rows + kRows - 1) / kRows * nck;
   uint8_t* wbuf = smem + XBytes(k) + warp * kStages * kStageBytes;
   const uint32_t bufs = static_cast<uint32_t>(__cvta_generic_to_shared(wbuf));
   const uint32_t bars = static_cast<uint32_t>(__cvta_generic_to_shared(
       smem + XBytes(k) + kWarps * kStages * kStageBytes + warp * kStages * 8));
   // Stage t into buffer t % kStages: kRows copies (rows past the warp's end are not copied).
   auto issue = [&](int64_t t) {
-    const int64_t g = t / chunks;
-    const int c = static_cast<int>(t - g * chunks);
+    const int64_t g = t / nck;
+    const int c = kw + static_cast<int>(t - g * nck) * ks;
     const int nsb = min(kChunk, a.sbs - c * kChunk);
     const int64_t r0 = g * kRows;
     const int nr = static_cast<int>(min(int64_t{kRows}, rows - r0));
@@ -394,8 +398,9 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
 
   float acc[kRows] = {};
   for (int64_t t = 0; t < stages_total; ++t) {
-    const int64_t g = t / chunks;
-    const int c = static_cast<int>(t - g * chunks);
+    const int64_t g = t / nck;
+    const int ci = static_cast<int>(t - g * nck);
+    const int c = kw + ci * ks;
     const int s = static_cast<int>(t % kStages);
     const int sb = c * kChunk + sub;
     MbarWait(bars + 8 * s, static_cast<uint32_t>((t / kStages) & 1));
@@ -410,7 +415,7 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
       FenceProxyAsync();
       issue(t + kStages);
     }
-    if (c == chunks - 1) {  // the rows group's last chunk (warp-uniform): sum, write
+    if (ks == 1 && ci == nck - 1) {  // the rows group's last chunk (warp-uniform): sum, write
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         float v = acc[r];
@@ -431,12 +436,37 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
       }
     }
   }
+  if (ks == 1) return;
+  // Split k: each warp's sums of its one row group, then the ks warps' added in warp order.
+  float* red = reinterpret_cast<float*>(smem + XBytes(k) + kWarps * kStages * (kStageBytes + 8));
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float v = acc[r];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+    if (lane == r) red[warp * kRows + r] = v;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < (kWarps / ks) * kRows; i += kThreads) {
+    const int grp = i / kRows, r = i % kRows;
+    const int64_t row = (static_cast<int64_t>(blockIdx.x) * (kWarps / ks) + grp) * kRows + r;
+    if (row >= a.n) continue;
+    float v = 0.0f;
+    for (int w = 0; w < ks; ++w) v = __fadd_rn(v, red[(grp * ks + w) * kRows + r]);
+    if (a.bias != nullptr) v = __fadd_rn(v, a.bias[row]);
+    if (a.out_f32) {
+      static_cast<float*>(a.out)[row] = v;
+    } else {
+      static_cast<__half*>(a.out)[row] = __float2half_rn(v);
+    }
+  }
 }
 
 bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
 // Rows per warp (a multiple of F::kRows): the fewest that keep every CTA resident at once (one
-// wave), so each CTA quantizes the activations once for as many rows as possible.
+// wave), so each CTA quantizes the activations once for as many rows as possible; for narrow
+// matrices split k instead (a.ks).
 template <class F>
 Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
   const int64_t smem = SmemBytes<F>(static_cast<int64_t>(a.sbs) * kSbElems);
@@ -444,7 +474,19 @@ Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
   const int64_t warps = sms * ctas * kWarps;
   const int64_t per_warp = std::max<int64_t>(1, (a.n + warps - 1) / warps);
   a.rows_per_warp = (per_warp + F::kRows - 1) / F::kRows * F::kRows;
-  const int64_t blocks = (a.n + kWarps * a.rows_per_warp - 1) / (kWarps * a.rows_per_warp);
+  auto blocks_of = [&](int ks) {
+    const int64_t rows_per_cta = (kWarps / ks) * a.rows_per_warp;
+    return (a.n + rows_per_cta - 1) / rows_per_cta;
+  };
+  // Fewer CTAs than SMs (narrow matrices): warps split each row group's chunks instead, one group
+  // each, 2 to 8 ways, as far as the CTAs still fit in one wave of the resident slots.
+  const int chunks = (a.sbs + kChunk - 1) / kChunk;
+  a.ks = 1;
+  if (blocks_of(1) < sms && chunks > 1) {
+    a.rows_per_warp = F::kRows;
+    while (a.ks * 2 <= std::min(kWarps, chunks) && blocks_of(a.ks * 2) <= ctas * sms) a.ks *= 2;
+  }
+  const int64_t blocks = blocks_of(a.ks);
   auto* kernel = gemv_quant_dp4a_kernel<F>;
   static std::atomic<uint64_t> smem_set{0};
   CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, kMaxSmem, &smem_set));
