@@ -123,7 +123,7 @@ int RunGemvBench(const std::string& device, const std::string& json_path, int re
   }
   std::printf(
       "\n(TFLOP/s: 2 m n k / time of one call; fused: gemm_quant_cuda; dequant+cuBLAS: the weights "
-      "dequantized to %s in 64 MiB slabs, each followed by cuBLAS: the backend's path where it "
+      "dequantized to %s in 128 MiB slabs, each followed by cuBLAS: the backend's path where it "
       "does not prefer the fused GEMM; reg: the register-decoding GEMV where it applies)\n",
       DTypeName(go.x_type));
   if (!json_path.empty()) {

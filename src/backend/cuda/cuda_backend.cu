@@ -36,8 +36,12 @@ namespace forge {
 namespace {
 
 constexpr size_t kCublasWorkspace = 32 << 20;
-// Dequantized weight slabs for matmuls of more rows than the quantized GEMV takes.
+// Dequantized weight slabs for matmuls of more rows than the quantized GEMVs take: 64 MiB from the
+// start, grown up to 128 MiB as quantized weights are prepared, so that a 4096 x 14336 matrix
+// (117 MB in F16) is one slab. Two 2048-row slabs, each with its own GEMM, measured 2.4x slower
+// at 512 rows on the H200 (325 against 135 us, bench/results/gemv-slab-h200-2026-11-22-s8.txt).
 constexpr size_t kDequantScratch = size_t{64} << 20;
+constexpr size_t kDequantScratchMax = size_t{128} << 20;
 
 // Weights kept in their stored blocks on the device (the quantized kernels read them as is).
 bool KeptQuantized(GgmlType t) { return cuda::qd::IsQuantFormat(t); }
@@ -284,7 +288,10 @@ class CudaBackend : public Backend {
       rows += w.rows;
     }
     const int64_t cols = parts[0].cols;
-    if (KeptQuantized(parts[0].type)) return UploadStored(parts, rows);
+    if (KeptQuantized(parts[0].type)) {
+      GrowDequantScratch(rows * cols * es);
+      return UploadStored(parts, rows);
+    }
     ASSIGN_OR_RETURN(auto buf, Alloc(static_cast<size_t>(rows * cols * es)));
     char* dst = static_cast<char*>(buf->data());
     for (const WeightView& w : parts) {
@@ -300,6 +307,15 @@ class CudaBackend : public Backend {
   }
 
   // Quantized weights as stored, parts stacked by rows (all of one type and row length).
+  // Toward min(bytes, kDequantScratchMax); where the larger buffer does not fit, the smaller one
+  // stays (the matmuls then take more slabs: slower, not wrong).
+  void GrowDequantScratch(int64_t bytes) {
+    const size_t want = std::min(static_cast<size_t>(bytes), kDequantScratchMax);
+    if (dq_ws_ != nullptr && dq_ws_->size() >= want) return;
+    auto bigger = Alloc(want);
+    if (bigger.ok()) dq_ws_ = std::move(*bigger);
+  }
+
   StatusOr<WeightView> UploadStored(const std::vector<WeightView>& parts, int64_t rows) {
     const WeightView& first = parts[0];
     for (const WeightView& w : parts) {
@@ -482,15 +498,15 @@ class CudaBackend : public Backend {
     return cuda::add_bias_cuda(p.out, p.out_type, p.bias, p.m, p.w.rows, os, stream_);
   }
 
-  // Weights in stored blocks: the quantized GEMV for a few rows (Q4_K / Q5_K: up to 32), the
+  // Weights in stored blocks: the quantized GEMVs for a few rows (Q4_K / Q5_K: up to 32), the
   // fused quantized GEMM where it is the faster (GemmQuantPreferred); else slabs of weight rows are
   // dequantized to the activation type in the scratch buffer, each followed by its GEMM (F32
   // activations: always).
   Status QuantMatmul(const MatmulParams& p) {
     if (p.m == 0) return Status::Ok();
-    // Q4_K / Q5_K with F16 activations: registers decode the blocks for up to 32 rows.
     // Q4_K, Q6_K, Q8_0, Q4_0 with one activation row (one stream): two int8 terms of x, DP4A.
     if (cuda::GemvQuantDp4aApplies(p)) return cuda::gemv_quant_dp4a_cuda(p, stream_);
+    // Q4_K / Q5_K with F16 activations: registers decode the blocks for up to 32 rows.
     if (cuda::GemvQuantRegApplies(p)) return cuda::gemv_quant_reg_cuda(p, stream_);
     if (cuda::GemvQuantApplies(p)) return cuda::gemv_quant_cuda(p, stream_);
     if (cuda::GemmQuantPreferred(p)) return cuda::gemm_quant_cuda(p, stream_);
@@ -523,7 +539,7 @@ class CudaBackend : public Backend {
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<BackendBuffer> cublas_ws_;
   std::unique_ptr<BackendBuffer> attn_ws_;
-  std::unique_ptr<BackendBuffer> dq_ws_;               // kDequantScratch
+  std::unique_ptr<BackendBuffer> dq_ws_;               // kDequantScratch .. kDequantScratchMax
   std::vector<std::unique_ptr<BackendBuffer>> owned_;  // prepared weights
   cuda::BusyTimer busy_;
 };

@@ -142,8 +142,7 @@ TEST(GemmQuantAppliesTest, AcceptsTheFormatsHalfActivationsAndAnyRows) {
   }
 }
 
-// The backend takes the fused kernel only where it measured faster: Q4_0 and Q4_K up to 64 rows,
-// and k >= 8192 at 400..512 rows.
+// The backend takes the fused kernel only where it measured faster: Q4_0 and Q4_K up to 64 rows.
 TEST(GemmQuantAppliesTest, PreferredWhereMeasuredFaster) {
   alignas(16) static uint8_t w[16], x[16], out[16];  // never dereferenced
   for (GgmlType t : testing::QuantFormats()) {
@@ -156,9 +155,7 @@ TEST(GemmQuantAppliesTest, PreferredWhereMeasuredFaster) {
       for (int64_t m : {17, 64, 65, 128, 256, 399, 400, 512, 513, 2048}) {
         p.m = m;
         ASSERT_TRUE(cuda::GemmQuantApplies(p));
-        EXPECT_EQ(cuda::GemmQuantPreferred(p),
-                  (small_ok && m <= 64) || (k >= 8192 && m >= 400 && m <= 512))
-            << k << " " << m;
+        EXPECT_EQ(cuda::GemmQuantPreferred(p), small_ok && m <= 64) << k << " " << m;
       }
       p.m = 32;
       p.x_type = DType::kF32;
@@ -488,10 +485,12 @@ TEST_P(CudaQuantGemmTest, ViewsAndStrides) {
   }
 }
 
-// Where the backend prefers the fused GEMM (long rows at 400 and 512 activation rows; Q4_0 also
-// at 17 and 64, Q4_K at 33 and 64), its Matmul on a quantized weight with F16 activations gives
-// exactly what gemm_quant_cuda gives (the kernel is deterministic): the fused GEMM ran.
-TEST_P(CudaQuantGemmTest, BackendMatmulUsesTheFusedGemm) {
+// Where the backend prefers the fused GEMM (Q4_0 at 17 and 64 rows, Q4_K at 33 and 64: 17-32
+// take the register-decoding GEMV first), its Matmul on a quantized weight with F16 activations
+// gives exactly what gemm_quant_cuda gives (the kernel is deterministic): the fused GEMM ran.
+// Elsewhere (every format at 512 rows) it does not prefer it, and its dequantize + cuBLAS result
+// is within the bound of the reference.
+TEST_P(CudaQuantGemmTest, BackendMatmulUsesTheFusedGemmWherePreferred) {
   const GgmlType t = GetParam();
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
@@ -499,8 +498,7 @@ TEST_P(CudaQuantGemmTest, BackendMatmulUsesTheFusedGemm) {
   const QuantMatrix q = testing::RandomBlocks(t, 129, 8192, 111);
   SCOPED_TRACE(q.what);
   DevBuf w(q.bytes.data(), q.bytes.size());
-  std::vector<int64_t> rows = {400, 512};
-  // Q4_K at 17-32 rows takes the register-decoding GEMV (gemv_quant_reg.h) first.
+  std::vector<int64_t> rows = {512};
   if (t == GgmlType::kQ4_0) rows.insert(rows.begin(), {17, 64});
   if (t == GgmlType::kQ4_K) rows.insert(rows.begin(), {33, 64});
   for (int64_t m : rows) {
@@ -513,10 +511,10 @@ TEST_P(CudaQuantGemmTest, BackendMatmulUsesTheFusedGemm) {
     g.n = q.n;
     g.x = &xd;
     g.m = m;
-    const std::vector<float> direct = RunGemm(q, g);
     DevBuf out(m * q.n * 4);
     const MatmulParams p = ParamsOf(q, g, out.data());
-    ASSERT_TRUE(cuda::GemmQuantPreferred(p));
+    const bool preferred = m <= 64;
+    ASSERT_EQ(cuda::GemmQuantPreferred(p), preferred);
     const Status st = be.Matmul(p);
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_TRUE(be.Synchronize().ok());
@@ -525,9 +523,12 @@ TEST_P(CudaQuantGemmTest, BackendMatmulUsesTheFusedGemm) {
     EXPECT_TRUE(guards);
     std::vector<float> got(m * q.n);
     std::memcpy(got.data(), ob.data(), got.size() * 4);
-    int differ = 0;
-    for (size_t i = 0; i < got.size(); ++i) differ += FloatBits(got[i]) != FloatBits(direct[i]);
-    EXPECT_EQ(differ, 0) << "the backend's result is not the fused GEMM's";
+    if (preferred) {
+      const std::vector<float> direct = RunGemm(q, g);
+      int differ = 0;
+      for (size_t i = 0; i < got.size(); ++i) differ += FloatBits(got[i]) != FloatBits(direct[i]);
+      EXPECT_EQ(differ, 0) << "the backend's result is not the fused GEMM's";
+    }
     const std::vector<float> ref =
         Reference(RoundedWeights(q, DType::kF16), q.k, 0, q.n, x, q.k, FirstRows(m));
     EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), m * q.n, kHalfBound);

@@ -47,10 +47,10 @@ bool GemmQuantPreferred(const MatmulParams& p) {
   if (!GemmQuantApplies(p)) return false;
   // Up to 64 rows (one 64-row activation tile) Q4_0 and Q4_K run 1.26-1.55x faster than
   // dequantize + cuBLAS on both shapes; Q6_K and Q8_0 do not (0.71-1.06x).
+  // Long rows (k >= 8192) at 512 rows measured 1.13-1.32x only against 64 MiB slabs; against one
+  // 128 MiB slab they measure 0.47-0.54x.
   const GgmlType t = p.w.type;
-  if (p.m <= 64 && (t == GgmlType::kQ4_0 || t == GgmlType::kQ4_K)) return true;
-  // Long rows: 1.13-1.32x at 512 rows, 0.69-0.80x at 256; the times cross near 400.
-  return p.m >= 400 && p.m <= 512 && p.w.cols >= 8192;
+  return p.m <= 64 && (t == GgmlType::kQ4_0 || t == GgmlType::kQ4_K);
 }
 
 bool GemmQuantApplies(const MatmulParams& p) {

@@ -43,11 +43,11 @@ namespace forge::cuda {
 bool GemmQuantApplies(const MatmulParams& p);
 
 // Whether the backend takes gemm_quant_cuda over dequantize + cuBLAS: where it measured faster on
-// the H200 (forge bench --gemv, bench/results/gemv-h200-2026-11-22-s5.* and
-// gemv-m16-256-h200-2026-11-22-s7.*): Q4_0 and Q4_K at up to 64 activation rows (1.26-1.55x:
-// dequantizing costs the same at any row count), and long rows (k >= 8192, e.g. ffn_down) at
-// 400..512 rows (1.1-1.3x at 512); elsewhere it is slower (0.4-0.96x). Formats not measured
-// (Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q5_K) keep dequantize + cuBLAS below 400 rows.
+// the H200 (forge bench --gemv, bench/results/gemv-m16-256-h200-2026-11-22-s7.* and
+// gemv-slab-h200-2026-11-22-s8.txt): Q4_0 and Q4_K at up to 64 activation rows (1.26-1.55x:
+// dequantizing costs the same at any row count); elsewhere it is slower (0.4-0.96x; at 512 rows
+// 0.47-0.54x against the backend's one-slab dequantization). Formats not measured (Q4_1, Q5_0,
+// Q5_1, Q2_K, Q3_K, Q5_K) keep dequantize + cuBLAS.
 bool GemmQuantPreferred(const MatmulParams& p);
 
 // Requires: GemmQuantApplies(p) (else InvalidArgument).

@@ -300,7 +300,7 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
   if (*std::min_element(o.m.begin(), o.m.end()) < 1) {
     return InvalidArgumentError("gemm bench: m must be at least 1");
   }
-  constexpr int64_t kSlabBytes = int64_t{64} << 20;  // the CUDA backend's dequantization scratch
+  constexpr int64_t kSlabBytes = int64_t{128} << 20;  // the CUDA backend's largest scratch
   Resources r;
   CUDA_RETURN_IF_ERROR(cudaEventCreate(&r.start));
   CUDA_RETURN_IF_ERROR(cudaEventCreate(&r.stop));

@@ -52,7 +52,7 @@ struct GemmQuantBenchRow {
   int copies = 0;                     // matrices rotated over
   double fused_seconds = 0;           // gemm_quant_cuda, median time of one call
   double fused_flops_per_second = 0;  // 2 m n k / time
-  double slab_seconds = 0;            // dequantize_rows_cuda into 64 MiB slabs + cuBLAS each
+  double slab_seconds = 0;            // dequantize_rows_cuda into 128 MiB slabs + cuBLAS each
   double slab_flops_per_second = 0;
   double reg_seconds = 0;  // gemv_quant_reg_cuda where it applies (Q4_K, Q5_K, m <= 64), else 0
 };
