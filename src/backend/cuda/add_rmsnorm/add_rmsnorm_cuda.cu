@@ -13,20 +13,24 @@ namespace {
 template <typename Td, typename Tout>
 __global__ void add_rmsnorm_kernel(float* residual, const Td* delta, const float* w, Tout* out,
                                    int64_t dim, float eps) {
-  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
-  PdlLaunchDependents();
   const int64_t r = blockIdx.x;
   float* xr = residual + r * dim;
   const Td* dr = delta + r * dim;
   float v[kNormCached], wv[kNormCached];
+  // The norm weights depend on no earlier kernel: loaded before waiting for it (pdl.cuh).
+#pragma unroll
+  for (int j = 0; j < kNormCached; ++j) {
+    const int64_t i = threadIdx.x + int64_t{j} * blockDim.x;
+    wv[j] = i < dim ? w[i] : 0.0f;
+  }
+  PdlWait();  // launched as a dependent: nothing another kernel writes is read or written before
+  PdlLaunchDependents();
   float ss = 0;
 #pragma unroll
   for (int j = 0; j < kNormCached; ++j) {
     const int64_t i = threadIdx.x + int64_t{j} * blockDim.x;
     v[j] = 0.0f;
-    wv[j] = 0.0f;
     if (i < dim) {
-      wv[j] = w[i];  // loaded with the row, not after the reduction
       v[j] = xr[i] + ToF32(dr[i]);
       xr[i] = v[j];
     }
