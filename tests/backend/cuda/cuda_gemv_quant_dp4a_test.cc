@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 
 #include "backend/backend.h"
 #include "backend/cpu/matmul/matmul.h"
@@ -30,44 +29,15 @@ using testing::ValueAt;
 
 constexpr double kHalfBound = 1e-2;  // DESIGN.md: F16 activations
 
-// x [rows][stride], F16-exact: normal values rounded to F16, one in 61 scaled by 30 (outliers that
-// set their block's int8 scale).
+// x [rows][stride], F16-exact: normal values, one in 61 scaled by 30 (outliers that set their
+// block's int8 scale), rounded to F16.
 std::vector<float> HalfActivations(int64_t rows, int64_t k, int64_t stride, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> x(rows * stride, 0.0f);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < k; ++c) {
-      float v = d(rng);
-      if ((r * k + c) % 61 == 7) v *= 30.0f;
-      x[r * stride + c] = F16ToF32(F32ToF16(v));
-    }
+  std::vector<float> x = testing::Activations(rows, k, stride, /*half_exact=*/false, seed);
+  for (int64_t i = 0; i < rows * stride; ++i) {
+    const float v = i % 61 == 7 ? 30.0f * x[i] : x[i];
+    x[i] = F16ToF32(F32ToF16(v));
   }
   return x;
-}
-
-std::vector<uint8_t> HalfBytes(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * 2);
-  for (size_t i = 0; i < v.size(); ++i) {
-    const uint16_t h = F32ToF16(v[i]);
-    std::memcpy(b.data() + 2 * i, &h, 2);
-  }
-  return b;
-}
-
-// ref[c][r] = x W^T + bias on the CPU dequantized weights.
-std::vector<float> Reference(const QuantMatrix& q, const std::vector<float>& x, int64_t m,
-                             int64_t xs, const float* bias) {
-  std::vector<float> ref(m * q.n);
-  MatmulParams p;
-  p.x = x.data();
-  p.x_stride = xs;
-  p.w = {q.type, q.n, q.k, q.row_bytes, q.bytes.data()};
-  p.bias = bias;
-  p.out = ref.data();
-  p.m = m;
-  EXPECT_TRUE(matmul_ref(p).ok());
-  return ref;
 }
 
 std::vector<QuantMatrix> Matrices() {
@@ -103,10 +73,11 @@ TEST(CudaGemvQuantDp4aTest, MatchesTheReference) {
     const std::vector<float> bias = testing::RandomVector(q.n, 64);
     DevBuf bias_dev(bias.data(), bias.size() * 4);
     const std::vector<float> x = HalfActivations(1, q.k, q.k, 65);
-    const std::vector<uint8_t> xb = HalfBytes(x);
+    const std::vector<uint8_t> xb = testing::ToBytes(x, DType::kF16);
     DevBuf xd(xb.data(), xb.size());
     for (bool with_bias : {true, false}) {
-      const std::vector<float> ref = Reference(q, x, 1, q.k, with_bias ? bias.data() : nullptr);
+      const std::vector<float> ref =
+          testing::QuantReference(q, x, 1, q.k, with_bias ? bias.data() : nullptr);
       for (DType out_type : {DType::kF32, DType::kF16}) {
         SCOPED_TRACE(std::string("out ") + DTypeName(out_type) + (with_bias ? " bias" : ""));
         DevBuf out(q.n * DTypeSize(out_type));
@@ -129,7 +100,9 @@ TEST(CudaGemvQuantDp4aTest, MatchesTheReference) {
         EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), q.n, kHalfBound);
         // The two int8 terms carry the activations to ~1e-5 of their blocks' maxima: F32 out
         // stays far inside the bound (a lost term or scale would not).
-        if (out_type == DType::kF32) EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), q.n, 1e-4);
+        if (out_type == DType::kF32) {
+          EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), q.n, 1e-4);
+        }
       }
     }
   }
@@ -180,7 +153,7 @@ TEST(CudaGemvQuantDp4aTest, BackendOneStreamMatmulIsThisKernel) {
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());
     const std::vector<float> x = HalfActivations(1, q.k, q.k, 70);
-    const std::vector<uint8_t> xb = HalfBytes(x);
+    const std::vector<uint8_t> xb = testing::ToBytes(x, DType::kF16);
     DevBuf xd(xb.data(), xb.size());
     DevBuf direct(q.n * 4), via(q.n * 4);
     MatmulParams p;

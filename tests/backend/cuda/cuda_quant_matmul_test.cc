@@ -38,21 +38,6 @@ using testing::HalfBits;
 using testing::ToBytes;
 using testing::ValueAt;
 
-// ref[m][n] (out stride n) = x W^T + bias on the CPU dequantized weights.
-std::vector<float> Reference(const QuantMatrix& q, const std::vector<float>& x, int64_t m,
-                             int64_t x_stride, const float* bias) {
-  std::vector<float> ref(m * q.n);
-  MatmulParams p;
-  p.x = x.data();
-  p.x_stride = x_stride;
-  p.w = {q.type, q.n, q.k, q.row_bytes, q.bytes.data()};
-  p.bias = bias;
-  p.out = ref.data();
-  p.m = m;
-  EXPECT_TRUE(matmul_ref(p).ok());
-  return ref;
-}
-
 struct GemvRun {
   const DevBuf* w = nullptr;
   int64_t first_row = 0, n = 0;  // the view: rows [first_row, first_row + n)
@@ -136,8 +121,8 @@ TEST_P(CudaQuantMatmulTest, GemvMatchesReference) {
     DevBuf bias_dev(bias.data(), bias.size() * 4);
     const std::vector<float> x32 = Activations(16, q.k, q.k, false, 10);
     const std::vector<float> xh = Activations(16, q.k, q.k, true, 11);
-    const std::vector<float> ref32 = Reference(q, x32, 16, q.k, bias.data());
-    const std::vector<float> refh = Reference(q, xh, 16, q.k, bias.data());
+    const std::vector<float> ref32 = testing::QuantReference(q, x32, 16, q.k, bias.data());
+    const std::vector<float> refh = testing::QuantReference(q, xh, 16, q.k, bias.data());
     struct Combo {
       DType x, out;
       double bound;
@@ -176,7 +161,7 @@ TEST_P(CudaQuantMatmulTest, GemvViewsAndStrides) {
   DevBuf w(q.bytes.data(), q.bytes.size());
   const int64_t xs = q.k + 40;
   const std::vector<float> xh = Activations(5, q.k, xs, true, 22);
-  const std::vector<float> ref = Reference(q, xh, 5, xs, nullptr);
+  const std::vector<float> ref = testing::QuantReference(q, xh, 5, xs, nullptr);
   for (DType xt : {DType::kF16, DType::kBF16}) {
     GemvRun g;
     g.w = &w;
@@ -297,7 +282,7 @@ TEST_P(CudaQuantMatmulTest, PrefillPathMatchesReference) {
         if (dt == DType::kF32 && m != 17) continue;
         SCOPED_TRACE("m=" + std::to_string(m) + " " + DTypeName(dt));
         const std::vector<float> x = Activations(m, q.k, q.k, dt != DType::kF32, 52);
-        const std::vector<float> ref = Reference(q, x, m, q.k, nullptr);
+        const std::vector<float> ref = testing::QuantReference(q, x, m, q.k, nullptr);
         DevBuf scratch(q.n * q.k * DTypeSize(dt));
         ASSERT_TRUE(
             cuda::dequantize_rows_cuda(w.data(), q.type, q.n, q.k, scratch.data(), dt, nullptr)
@@ -346,7 +331,7 @@ TEST(CudaGemvQuantRegTest, UpTo32RowsMatchTheReferenceAndRowsDoNotDependOnM) {
       const std::vector<float> bias = testing::RandomVector(q.n, 62);
       DevBuf bias_dev(bias.data(), bias.size() * 4);
       const std::vector<float> x = Activations(32, q.k, q.k, true, 63);
-      const std::vector<float> ref = Reference(q, x, 32, q.k, bias.data());
+      const std::vector<float> ref = testing::QuantReference(q, x, 32, q.k, bias.data());
       const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
       DevBuf xd(xb.data(), xb.size());
       std::vector<std::vector<float>> rows0(2);  // rows 0 and 8 at their first m

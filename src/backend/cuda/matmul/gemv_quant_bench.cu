@@ -210,37 +210,32 @@ StatusOr<std::vector<GemvQuantBenchRow>> RunGemvQuantBench(const GemvQuantBenchO
     for (GgmlType type : kFormats) {
       if (k % qd::BlockElems(type) != 0) continue;
       ASSIGN_OR_RETURN(const BenchWeights w, RandomWeights(r, type, n, k, rotate));
-      for (int m : o.m) {
-        MatmulParams p;
-        p.x = x;
-        p.w = {type, n, k, w.row_bytes, w.data};
-        p.out = out;
-        p.m = m;
-        p.x_type = o.x_type;
-        p.out_type = DType::kF32;
-        auto run = [&](int c) {
-          p.w.data = w.copy(c);
-          return gemv_quant_cuda(p, nullptr);
-        };
-        ASSIGN_OR_RETURN(const double s, Time(r, w.copies, o.repetitions, run));
-        add_row(std::string(TypeName(type)), m, w.bytes, w.copies, s);
-      }
-      // The backend's one-stream GEMV where it applies (int8 activations, DP4A), beside it.
-      for (int m : o.m) {
-        MatmulParams p;
-        p.x = x;
-        p.w = {type, n, k, w.row_bytes, w.data};
-        p.out = out;
-        p.m = m;
-        p.x_type = o.x_type;
-        p.out_type = DType::kF32;
-        if (!GemvQuantDp4aApplies(p)) continue;
-        auto run = [&](int c) {
-          p.w.data = w.copy(c);
-          return gemv_quant_dp4a_cuda(p, nullptr);
-        };
-        ASSIGN_OR_RETURN(const double s, Time(r, w.copies, o.repetitions, run));
-        add_row(std::string(TypeName(type)) + " dp4a", m, w.bytes, w.copies, s);
+      // gemv_quant_cuda for every m; beside it the backend's one-stream GEMV (the activations as
+      // two int8 terms, DP4A) where it applies.
+      using Kernel = Status (*)(const MatmulParams&, cudaStream_t);
+      const struct {
+        const char* suffix;
+        Kernel kernel;
+        bool (*applies)(const MatmulParams&);
+      } kernels[] = {{"", gemv_quant_cuda, GemvQuantApplies},
+                     {" dp4a", gemv_quant_dp4a_cuda, GemvQuantDp4aApplies}};
+      for (const auto& kn : kernels) {
+        for (int m : o.m) {
+          MatmulParams p;
+          p.x = x;
+          p.w = {type, n, k, w.row_bytes, w.data};
+          p.out = out;
+          p.m = m;
+          p.x_type = o.x_type;
+          p.out_type = DType::kF32;
+          if (!kn.applies(p)) continue;
+          auto run = [&](int c) {
+            p.w.data = w.copy(c);
+            return kn.kernel(p, nullptr);
+          };
+          ASSIGN_OR_RETURN(const double s, Time(r, w.copies, o.repetitions, run));
+          add_row(std::string(TypeName(type)) + kn.suffix, m, w.bytes, w.copies, s);
+        }
       }
       r.Free(w.data);
     }
