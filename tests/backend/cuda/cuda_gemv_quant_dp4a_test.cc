@@ -3,11 +3,12 @@
 // activations: a partial chunk (k of 3 super-blocks), one chunk (Q6_K, k = 2048), long rows
 // (k = 14336, 7 chunks), several row groups per warp and a row count no group size divides,
 // narrow matrices whose chunks several warps split,
-// activations with outliers, bias or none, F32 and F16 out; which matmuls it takes; and that the
-// backend's one-stream matmul in those formats is this kernel.
+// activations with outliers, bias or none, F32 and F16 out; a NaN activation reaching every row;
+// which matmuls it takes; and that the backend's one-stream matmul in those formats is this kernel.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "backend/backend.h"
@@ -105,6 +106,36 @@ TEST(CudaGemvQuantDp4aTest, MatchesTheReference) {
         }
       }
     }
+  }
+}
+
+// A NaN activation reaches every output (it takes part in every row's sum), in every format:
+// quantizing x to int8 must not turn it into a finite value.
+TEST(CudaGemvQuantDp4aTest, NanActivationGivesNanRows) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    const QuantMatrix q = testing::QuantizedRandom(t, 40, 2048, 76);
+    SCOPED_TRACE(q.what);
+    DevBuf w(q.bytes.data(), q.bytes.size());
+    std::vector<float> x = HalfActivations(1, q.k, q.k, 77);
+    x[1000] = std::nanf("");
+    const std::vector<uint8_t> xb = testing::ToBytes(x, DType::kF16);
+    DevBuf xd(xb.data(), xb.size());
+    DevBuf out(q.n * 4);
+    MatmulParams p;
+    p.x = xd.data();
+    p.w = {q.type, q.n, q.k, q.row_bytes, w.data()};
+    p.out = out.data();
+    p.m = 1;
+    p.x_type = DType::kF16;
+    p.out_type = DType::kF32;
+    ASSERT_TRUE(cuda::gemv_quant_dp4a_cuda(p, nullptr).ok());
+    bool guards = false;
+    const std::vector<uint8_t> ob = out.Download(&guards);
+    EXPECT_TRUE(guards);
+    int finite = 0;
+    for (int64_t r = 0; r < q.n; ++r) finite += std::isfinite(ValueAt(ob, r, DType::kF32));
+    EXPECT_EQ(finite, 0);
   }
 }
 

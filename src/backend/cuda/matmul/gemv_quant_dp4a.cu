@@ -1,11 +1,7 @@
-// gemv_quant_dp4a_cuda (design in gemv_quant_dp4a.h): Q4_K weights times one F16 activation row
-// quantized to two int8 terms, with DP4A.
-//
-// Q4_K super-block (256 elements, 144 bytes): header d, dmin (F16), scales[12] (8 six-bit scales
-// and mins), then qs[128]. Element 64j + l (j < 4, l < 32) is the low nibble of qs[32j + l] (sub-
-// block 2j), element 64j + 32 + l its high nibble (sub-block 2j + 1). Lane (s, j) of a warp step
-// (s = lane / 4 < 8, j = lane % 4) takes super-block s of the step's 8 and qs bytes [32j, 32j +
-// 32): all 64 elements of sub-blocks 2j and 2j + 1.
+// gemv_quant_dp4a_cuda (design in gemv_quant_dp4a.h): Q4_0, Q8_0, Q4_K and Q6_K weights times one
+// F16 activation row quantized to two int8 terms, with DP4A. One stage pipeline (the kernel
+// template) for every format; each format's part (Q4K, Q6K, Legacy) reads its blocks from a stage.
+// Formats are handled in units of 256 elements ("super-blocks": 8 blocks of Q4_0 / Q8_0).
 #include "backend/cuda/matmul/gemv_quant_dp4a.h"
 
 #include <cuda_fp16.h>
@@ -103,7 +99,10 @@ __device__ __forceinline__ void QuantizeX(const __half* x, int k, int8_t* xq, fl
       }
       *reinterpret_cast<uint2*>(xq + e) = make_uint2(p1[0], p1[1]);
       *reinterpret_cast<uint2*>(xq + k + e) = make_uint2(p2[0], p2[1]);
-      if ((threadIdx.x & 3) == 0) xs[e / 32] = make_float2(__fdiv_rn(amax, 127.0f * 254.0f), sum);
+      // A NaN in the block (the sum is NaN; the max skips it) makes its scale NaN, so it reaches
+      // every output as it would through F16 arithmetic.
+      const float scale = sum != sum ? sum : __fdiv_rn(amax, 127.0f * 254.0f);
+      if ((threadIdx.x & 3) == 0) xs[e / 32] = make_float2(scale, sum);
     }
   }
 }
@@ -345,10 +344,12 @@ struct Legacy {
 using Q80 = Legacy<true>;
 using Q40 = Legacy<false>;
 
-// Grid: ceil(n / (8 rows_per_warp)) CTAs of 8 warps; warp w of CTA b owns rows
-// [(8 b + w) rows_per_warp, + rows_per_warp), read kRows rows at a time, each in chunks of
-// kChunk super-blocks: stage t holds chunk t % chunks of rows group t / chunks, bulk-copied by lane
-// 0 (kStages stages in flight, the first before waiting for the kernel that writes x).
+// Grid: ceil(n / ((8 / ks) rows_per_warp)) CTAs of 8 warps; warp w of CTA b owns rows
+// [((8 / ks) b + w / ks) rows_per_warp, + rows_per_warp), read kRows rows at a time in chunks of
+// kChunk super-blocks, of which it takes chunks w % ks, w % ks + ks, ... (ks > 1: one row group,
+// the ks warps' sums added in shared memory at the end). Its stage t holds its (t % nck)-th chunk
+// of row group t / nck, bulk-copied by lane 0 (kStages stages in flight, the first before waiting
+// for the kernel that writes x).
 template <class F>
 __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
     gemv_quant_dp4a_kernel(const Dp4aArgs a) {
