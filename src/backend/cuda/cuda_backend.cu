@@ -306,9 +306,8 @@ class CudaBackend : public Backend {
     return d;
   }
 
-  // Quantized weights as stored, parts stacked by rows (all of one type and row length).
-  // Toward min(bytes, kDequantScratchMax); where the larger buffer does not fit, the smaller one
-  // stays (the matmuls then take more slabs: slower, not wrong).
+  // The dequantization scratch toward min(bytes, kDequantScratchMax); where the larger buffer
+  // does not fit, the smaller one stays (the matmuls then take more slabs: slower, not wrong).
   void GrowDequantScratch(int64_t bytes) {
     const size_t want = std::min(static_cast<size_t>(bytes), kDequantScratchMax);
     if (dq_ws_ != nullptr && dq_ws_->size() >= want) return;
@@ -316,6 +315,7 @@ class CudaBackend : public Backend {
     if (bigger.ok()) dq_ws_ = std::move(*bigger);
   }
 
+  // Quantized weights as stored, parts stacked by rows (all of one type and row length).
   StatusOr<WeightView> UploadStored(const std::vector<WeightView>& parts, int64_t rows) {
     const WeightView& first = parts[0];
     for (const WeightView& w : parts) {

@@ -17,9 +17,8 @@
 // (16-byte loads, L1-resident) and permutes them into B fragments. Beyond 8 rows the activations
 // are 2 or 4 tiles of 8 rows: a chunk's A fragments are decoded once and multiplied with every
 // tile's B fragments (the decoding, which bounds the kernel, is shared by up to 32 rows; at 64 rows
-// the fused GEMM measured faster). Warps
-// splitting k add their partial sums in shared memory in warp order (deterministic); a row's
-// result does not depend on m.
+// the fused GEMM measured faster). Warps splitting k add their partial sums in shared memory in
+// warp order (deterministic); a row's result does not depend on m.
 #pragma once
 
 #include <cuda_runtime_api.h>
