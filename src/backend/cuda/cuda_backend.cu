@@ -504,7 +504,7 @@ class CudaBackend : public Backend {
   // activations: always).
   Status QuantMatmul(const MatmulParams& p) {
     if (p.m == 0) return Status::Ok();
-    // Q4_K, Q6_K, Q8_0, Q4_0 with one activation row (one stream): two int8 terms of x, DP4A.
+    // Q4_0, Q8_0, Q4_K, Q5_K, Q6_K with one activation row (one stream): two int8 terms, DP4A.
     if (cuda::GemvQuantDp4aApplies(p)) return cuda::gemv_quant_dp4a_cuda(p, stream_);
     // Q4_K / Q5_K with F16 activations: registers decode the blocks for up to 32 rows.
     if (cuda::GemvQuantRegApplies(p)) return cuda::gemv_quant_reg_cuda(p, stream_);

@@ -1,10 +1,10 @@
-// gemv_quant_dp4a_cuda (Q4_K, Q6_K, Q8_0 and Q4_0 weights, one F16 activation row as two int8
-// terms, DP4A) against the CPU reference on the same dequantized weights and the same F16-rounded
-// activations: a partial chunk (k of 3 super-blocks), one chunk (Q6_K, k = 2048), long rows
-// (k = 14336, 7 chunks), several row groups per warp and a row count no group size divides,
-// narrow matrices whose chunks several warps split,
-// activations with outliers, bias or none, F32 and F16 out; a NaN activation reaching every row;
-// which matmuls it takes; and that the backend's one-stream matmul in those formats is this kernel.
+// gemv_quant_dp4a_cuda (Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 weights, one F16 activation row as two
+// int8 terms, DP4A) against the CPU reference on the same dequantized weights and the same
+// F16-rounded activations: a partial chunk (k of 3 super-blocks), one chunk (Q6_K, k = 2048), long
+// rows (k = 14336, 7 chunks), several row groups per warp and a row count no group size divides,
+// narrow matrices whose chunks several warps split, activations with outliers, bias or none, F32
+// and F16 out; a NaN activation reaching every row; which matmuls it takes; and that the
+// backend's one-stream matmul in those formats is this kernel.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -52,14 +52,17 @@ std::vector<QuantMatrix> Matrices() {
   // Narrow: warps split each row group's chunks (2 ways here, 4 for the 9-row matrices).
   ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 1000, 4096, 74));
   ms.push_back(testing::RandomBlocks(GgmlType::kQ6_K, 1000, 4096, 75));
-  for (GgmlType t : {GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t : {GgmlType::kQ5_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     ms.push_back(testing::RandomBlocks(t, 72, 768, 71));  // a partial chunk
-    ms.push_back(testing::QuantizedRandom(t, 9, 14336, 72));
+    // Q5_K is taken below k = 8192 only.
+    ms.push_back(testing::QuantizedRandom(t, 9, t == GgmlType::kQ5_K ? 4096 : 14336, 72));
     ms.push_back(testing::RandomBlocks(t, 5003, 1280, 73));
   }
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t :
+       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     QuantMatrix o;
-    if (testing::OracleMatrix(t, "blk.0.ffn_down.weight", &o) && o.k % 2048 == 0) {
+    if (testing::OracleMatrix(t, "blk.0.ffn_down.weight", &o) && o.k % 2048 == 0 &&
+        (t != GgmlType::kQ5_K || o.k < 8192)) {
       ms.push_back(std::move(o));
     }
   }
@@ -113,7 +116,8 @@ TEST(CudaGemvQuantDp4aTest, MatchesTheReference) {
 // quantizing x to int8 must not turn it into a finite value.
 TEST(CudaGemvQuantDp4aTest, NanActivationGivesNanRows) {
   FORGE_REQUIRE_GPU_OR_SKIP();
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t :
+       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     const QuantMatrix q = testing::QuantizedRandom(t, 40, 2048, 76);
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());
@@ -159,7 +163,11 @@ TEST(CudaGemvQuantDp4aTest, TakesItsFormatsWithOneF16ActivationRow) {
   p.w.data = w + 16 + 8;
   EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "unaligned weights";
   p.w = WeightView{GgmlType::kQ5_K, 4, 512, 2 * 176, w};
-  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q5_K";
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q5_K";
+  p.w = WeightView{GgmlType::kQ5_K, 4, 8192, 32 * 176, w};
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q5_K, k = 8192";
+  p.w = WeightView{GgmlType::kQ3_K, 4, 512, 2 * 110, w};
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q3_K";
   p.w = WeightView{GgmlType::kQ6_K, 4, 2048, 8 * 210, w};
   EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q6_K, one chunk";
   p.w = WeightView{GgmlType::kQ6_K, 4, 512, 2 * 210, w};
@@ -179,7 +187,8 @@ TEST(CudaGemvQuantDp4aTest, BackendOneStreamMatmulIsThisKernel) {
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   Backend& be = **backend;
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t :
+       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     const QuantMatrix q = testing::RandomBlocks(t, 300, 2048, 69);
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());

@@ -1,29 +1,30 @@
-// gemv_quant_dp4a_cuda: the one-stream decode GEMV (one F16 activation row) for Q4_K, Q6_K, Q8_0
-// and Q4_0 weights, with the activations as two int8 terms and the weights' 4-, 6- or 8-bit
+// gemv_quant_dp4a_cuda: the one-stream decode GEMV (one F16 activation row) for Q4_K, Q5_K, Q6_K,
+// Q8_0 and Q4_0 weights, with the activations as two int8 terms and the weights' 4- to 8-bit
 // values multiplied with them by DP4A (four products and their sum in one instruction).
 //
 // Design (measured on the H200 against the register-decoding MMA kernel, which is issue- and
 // latency-bound at ~4.4 issued lane instructions a weight and ~35% of its issue slots):
 // - Weights reach shared memory by bulk copies (the TMA unit, bulk_copy.cuh): each warp owns a
-//   run of rows and keeps 2 stages in flight, each 4 (Q4_K) or 3 (Q6_K) rows x 8 super-blocks
-//   (4,608 / 5,040 bytes; Q6_K's 210-byte blocks are read with aligned words and funnel shifts),
-//   issued by one lane with no per-lane requests; the first before the kernel waits for the one
-//   that writes x (pdl.cuh). Streaming alone (no arithmetic) moves 14336 x 4096 at ~3.4 TB/s.
+//   run of rows and keeps 2 stages in flight, each 4 (Q4_K) or 3 (Q5_K, Q6_K) rows x 8
+//   super-blocks (4,608 / 4,224 / 5,040 bytes; Q6_K's 210-byte blocks are read with aligned words
+//   and funnel shifts), issued by one lane with no per-lane requests; the first before the kernel
+//   waits for the one that writes x (pdl.cuh). Streaming alone (no arithmetic) moves 14336 x 4096
+//   at ~3.4 TB/s.
 // - Activations: every CTA quantizes x into shared memory once: per 32-element block scale =
 //   amax / 127, q1 = round(x / scale), q2 = round((x / scale - q1) * 254), so x = scale (q1 +
 //   q2 / 254) to within scale / 508, and the block's exact F32 sum for the minimum term. One
 //   int8 term alone measured ~1% normalized error on Gaussian activations, over DESIGN's F16
 //   bound; two terms put it near 1e-5.
-// - Q4_K: a lane takes all 64 elements of one sub-block pair (32 quant bytes) of a super-block:
-//   its activations (both terms) sit in registers for the stage's 4 rows, whose loads and DP4A
-//   chains interleave (4 rows measured 1.4x faster than 2, 2x faster than 1); per row: masks
-//   and shifts into nibble bytes, 16 DP4As, the two 6-bit scales and mins from the header by
-//   byte permutes, then F32 d * (sc_lo s_lo isum_lo + sc_hi s_hi isum_hi) - dmin (m_lo sum_lo +
-//   m_hi sum_hi). Q6_K: a lane takes 4 runs of 16 elements (one sub-block each) sharing their
-//   low-bit and high-bit bytes; 6-bit values as bytes (3 logic ops a word), 32 DP4As, the -32
-//   offset from the runs' activation sums, the int8 sub-block scales by byte permutes. Q8_0 /
-//   Q4_0: a lane takes 2 blocks of 32 (2 or 4 rows a stage), 16 DP4As a block, Q4_0's -8 offset
-//   from the blocks' activation sums.
+// - Q4_K / Q5_K: a lane takes all 64 elements of one sub-block pair (32 quant bytes, Q5_K's fifth
+//   bits from the 32 qh bytes) of a super-block; its activations (both terms) sit in registers
+//   for the stage's rows, whose loads and DP4A chains interleave (4 rows measured 1.4x faster
+//   than 2, 2x faster than 1, on Q4_K); per row: masks and shifts into 4- or 5-bit bytes, 16 DP4As,
+//   the two 6-bit scales and mins from the header by byte permutes, then F32 d * (sc_lo s_lo
+//   isum_lo + sc_hi s_hi isum_hi) - dmin (m_lo sum_lo + m_hi sum_hi). Q6_K: a lane takes 4 runs of
+//   16 elements (one sub-block each) sharing their low-bit and high-bit bytes; 6-bit values as
+//   bytes (3 logic ops a word), 32 DP4As, the -32 offset from the runs' activation sums, the int8
+//   sub-block scales by byte permutes. Q8_0 / Q4_0: a lane takes 2 blocks of 32 (2 or 4 rows a
+//   stage), 16 DP4As a block, Q4_0's -8 offset from the blocks' activation sums.
 // - A row's partial sums are added across the warp in a fixed butterfly order after its last
 //   chunk (deterministic).
 #pragma once
@@ -34,7 +35,8 @@
 
 namespace forge::cuda {
 
-// Whether gemv_quant_dp4a_cuda takes this matmul: Q4_K, Q8_0 or Q4_0 with k a multiple of 256, or
+// Whether gemv_quant_dp4a_cuda takes this matmul: Q4_K, Q8_0 or Q4_0 with k a multiple of 256,
+// Q5_K with k a multiple of 256 below 8192 (where it measured faster than gemv_quant_reg), or
 // Q6_K with k a multiple of 2048 (whole 1,680-byte chunks), weights with rows as stored and the
 // data 16-byte aligned, m = 1, x F16 16-byte aligned, out F32 or F16, and the quantized activations
 // (2.25 k bytes) and the stages fitting in one CTA's shared memory.
