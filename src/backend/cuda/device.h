@@ -28,6 +28,10 @@ std::string NoDeviceReason();
 StatusOr<DeviceInfo> GetDeviceInfo(int device = 0);
 // SMs of the current device (cached per device ordinal): kernels size their grids by it.
 StatusOr<int> CurrentSmCount();
+// Whether p is a multiple of `bytes` (the kernels' alignment checks).
+inline bool IsAligned(const void* p, size_t bytes) {
+  return reinterpret_cast<uintptr_t>(p) % bytes == 0;
+}
 
 // Device buffers for tests and tools.
 StatusOr<void*> DeviceAlloc(size_t bytes);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/device.h"
 #include "backend/cuda/matmul/block_decode.cuh"
 #include "backend/cuda/matmul/gemm_quant_internal.h"
 
@@ -13,8 +14,6 @@ namespace {
 
 constexpr int64_t kRowsPerCta = 128;  // gemm_quant_kernel.cuh: kBM
 constexpr int64_t kMaxTiles = 65535;  // grid y and z
-
-bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
 
 // Activation rows per CTA: the smallest tile that holds m, 256 beyond 128 rows.
 int ActivationTile(int64_t m) { return m <= 64 ? 64 : (m <= 128 ? 128 : 256); }
@@ -61,8 +60,9 @@ bool GemmQuantApplies(const MatmulParams& p) {
   const int be = qd::BlockElems(w.type);
   if (w.rows < 1 || w.cols < be || w.cols % be != 0 || w.cols > (int64_t{1} << 30)) return false;
   if (w.row_bytes != w.cols / be * qd::BlockBytes(w.type)) return false;
-  if (w.data == nullptr || p.x == nullptr || p.out == nullptr || !Aligned(w.data, 2)) return false;
-  if (!Aligned(p.x, 16) || !Aligned(p.out, DTypeSize(p.out_type))) return false;
+  if (w.data == nullptr || p.x == nullptr || p.out == nullptr || !IsAligned(w.data, 2))
+    return false;
+  if (!IsAligned(p.x, 16) || !IsAligned(p.out, DTypeSize(p.out_type))) return false;
   const int64_t xs = p.x_stride ? p.x_stride : w.cols;
   const int64_t os = p.out_stride ? p.out_stride : w.rows;
   if (xs < w.cols || xs % 8 != 0 || os < w.rows) return false;

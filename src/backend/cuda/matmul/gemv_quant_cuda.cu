@@ -16,8 +16,6 @@ constexpr int kRowsPerCta = 128;  // gemv_quant_kernel.cuh: kRows
 constexpr int kTileElems = 256;
 constexpr int kMaxSplit = 8;  // portable cluster size
 
-bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
-
 // CTAs of a cluster splitting k (1, 2, 4 or 8, at most one per tile): the split whose CTAs fill
 // the resident slots (two per SM) best over whole waves; a smaller split unless 2% better. It
 // depends on n, k and the GPU only, never on m.
@@ -42,8 +40,10 @@ bool GemvQuantApplies(const MatmulParams& p) {
   const int be = qd::BlockElems(w.type);
   if (w.rows < 1 || w.cols < be || w.cols % be != 0 || w.cols > (int64_t{1} << 30)) return false;
   if (w.row_bytes != w.cols / be * qd::BlockBytes(w.type)) return false;
-  if (w.data == nullptr || p.x == nullptr || p.out == nullptr || !Aligned(w.data, 2)) return false;
-  if (!Aligned(p.x, DTypeSize(p.x_type)) || !Aligned(p.out, DTypeSize(p.out_type))) return false;
+  if (w.data == nullptr || p.x == nullptr || p.out == nullptr || !IsAligned(w.data, 2))
+    return false;
+  if (!IsAligned(p.x, DTypeSize(p.x_type)) || !IsAligned(p.out, DTypeSize(p.out_type)))
+    return false;
   const int64_t xs = p.x_stride ? p.x_stride : w.cols;
   const int64_t os = p.out_stride ? p.out_stride : w.rows;
   return xs >= w.cols && os >= w.rows;

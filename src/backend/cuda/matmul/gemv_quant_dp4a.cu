@@ -9,7 +9,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstddef>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "backend/cuda/bulk_copy.cuh"
 #include "backend/cuda/cuda_check.cuh"
@@ -487,8 +490,6 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   }
 }
 
-bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
-
 // Rows per warp (a multiple of F::kRows): the fewest that keep every CTA resident at once (one
 // wave), so each CTA quantizes the activations once for as many rows as possible; for narrow
 // matrices split k instead (a.ks).
@@ -521,40 +522,22 @@ Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
   return Status::Ok();
 }
 
-}  // namespace
-
-namespace {
-
-// Super-block (256-element) bytes and shared memory of the format, or 0 if it has no part here.
-int64_t SbBytes(GgmlType t) {
+// fn(F{}) for the format's part F, or fn(nullptr) where the format has none here.
+template <class Fn>
+auto WithFormat(GgmlType t, Fn&& fn) {
   switch (t) {
     case GgmlType::kQ4_K:
-      return Q4K::kSbBytes;
+      return fn(Q4K{});
     case GgmlType::kQ5_K:
-      return Q5K::kSbBytes;
+      return fn(Q5K{});
     case GgmlType::kQ6_K:
-      return Q6K::kSbBytes;
+      return fn(Q6K{});
     case GgmlType::kQ8_0:
-      return Q80::kSbBytes;
+      return fn(Q80{});
     case GgmlType::kQ4_0:
-      return Q40::kSbBytes;
+      return fn(Q40{});
     default:
-      return 0;
-  }
-}
-
-int64_t Smem(GgmlType t, int64_t k) {
-  switch (t) {
-    case GgmlType::kQ4_K:
-      return SmemBytes<Q4K>(k);
-    case GgmlType::kQ5_K:
-      return SmemBytes<Q5K>(k);
-    case GgmlType::kQ6_K:
-      return SmemBytes<Q6K>(k);
-    case GgmlType::kQ8_0:
-      return SmemBytes<Q80>(k);
-    default:
-      return SmemBytes<Q40>(k);
+      return fn(nullptr);
   }
 }
 
@@ -562,7 +545,15 @@ int64_t Smem(GgmlType t, int64_t k) {
 
 bool GemvQuantDp4aApplies(const MatmulParams& p) {
   const WeightView& w = p.w;
-  const int64_t sb_bytes = SbBytes(w.type);
+  // The format's super-block bytes and shared memory at this k; 0 where it has no part here.
+  const auto [sb_bytes, smem] = WithFormat(w.type, [&](auto f) -> std::pair<int64_t, int64_t> {
+    using F = decltype(f);
+    if constexpr (std::is_same_v<F, std::nullptr_t>) {
+      return {0, 0};
+    } else {
+      return {F::kSbBytes, SmemBytes<F>(w.cols)};
+    }
+  });
   if (sb_bytes == 0 || p.m != 1 || p.x_type != DType::kF16) return false;
   if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return false;
   if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return false;
@@ -573,9 +564,9 @@ bool GemvQuantDp4aApplies(const MatmulParams& p) {
   // 4096), slower at k = 14336 (24.3 against 21.4 us on 4096 x 14336; gemv-h200-2026-11-22-s8h).
   if (w.type == GgmlType::kQ5_K && w.cols >= 8192) return false;
   if (w.row_bytes != w.cols / kSbElems * sb_bytes) return false;
-  if (Smem(w.type, w.cols) > kMaxSmem) return false;
+  if (smem > kMaxSmem) return false;
   if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
-  return Aligned(w.data, 16) && Aligned(p.x, 16) && Aligned(p.out, DTypeSize(p.out_type));
+  return IsAligned(w.data, 16) && IsAligned(p.x, 16) && IsAligned(p.out, DTypeSize(p.out_type));
 }
 
 Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream) {
@@ -594,18 +585,14 @@ Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream) {
   a.out = p.out;
   a.out_f32 = p.out_type == DType::kF32;
   ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
-  switch (p.w.type) {
-    case GgmlType::kQ4_K:
-      return Launch<Q4K>(a, sms, stream);
-    case GgmlType::kQ5_K:
-      return Launch<Q5K>(a, sms, stream);
-    case GgmlType::kQ6_K:
-      return Launch<Q6K>(a, sms, stream);
-    case GgmlType::kQ8_0:
-      return Launch<Q80>(a, sms, stream);
-    default:
-      return Launch<Q40>(a, sms, stream);
-  }
+  return WithFormat(p.w.type, [&](auto f) -> Status {
+    using F = decltype(f);
+    if constexpr (std::is_same_v<F, std::nullptr_t>) {
+      return InternalError("gemv_quant_dp4a_cuda: no part for " + std::string(TypeName(p.w.type)));
+    } else {
+      return Launch<F>(a, sms, stream);
+    }
+  });
 }
 
 }  // namespace forge::cuda

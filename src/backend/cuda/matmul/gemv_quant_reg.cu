@@ -297,8 +297,6 @@ __global__ void __launch_bounds__(kThreads, kNT == 1 ? 2 : 1)
   }
 }
 
-bool Aligned(const void* p, size_t a) { return reinterpret_cast<uintptr_t>(p) % a == 0; }
-
 template <bool kFive, int kNT>
 Status Launch(const RegArgs& a, cudaStream_t stream) {
   static_assert(kWarps * 16 * 8 * kNT * 4 <= Q45K<kFive>::kSmem, "the sums fit in the rings");
@@ -343,8 +341,8 @@ bool GemvQuantRegApplies(const MatmulParams& p) {
   if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
   const int64_t xs = p.x_stride ? p.x_stride : w.cols;
   const int64_t os = p.out_stride ? p.out_stride : w.rows;
-  return Aligned(w.data, 16) && Aligned(p.x, 16) && xs % 8 == 0 && xs >= w.cols && os >= w.rows &&
-         Aligned(p.out, DTypeSize(p.out_type));
+  return IsAligned(w.data, 16) && IsAligned(p.x, 16) && xs % 8 == 0 && xs >= w.cols &&
+         os >= w.rows && IsAligned(p.out, DTypeSize(p.out_type));
 }
 
 Status gemv_quant_reg_cuda(const MatmulParams& p, cudaStream_t stream) {
