@@ -115,11 +115,20 @@ std::vector<float> ReferenceRows(const Batch& bt, int64_t s, int64_t a, int64_t 
   return ref;
 }
 
+// Where the device reads K and V from, when not from the batch's own caches: one pool that holds
+// both (the batch's V equal to its K), and block tables of ids into it.
+struct DevicePool {
+  void* cache = nullptr;
+  int64_t num_blocks = 0;
+  std::vector<int32_t> tables;
+};
+
 // Runs the batch on the backend (asserting that the prefill kernel takes it) and compares the
 // rows of each sequence (all of them, or windows at the start, the middle and the end of
 // sequences longer than `full`) with the reference.
 void ExpectMatchesReference(Backend& be, const Batch& b, const std::string& what,
-                            int64_t full = 600, int64_t window = 128) {
+                            int64_t full = 600, int64_t window = 128,
+                            const DevicePool* pool = nullptr) {
   std::vector<std::unique_ptr<BackendBuffer>> bufs;
   auto put = [&](const void* src, size_t bytes) {
     auto buf = be.Alloc(bytes).value();
@@ -143,6 +152,11 @@ void ExpectMatchesReference(Backend& be, const Batch& b, const std::string& what
   p.cu_seqlens_q = static_cast<const int32_t*>(put(b.cu.data(), b.cu.size() * 4));
   p.seq_lens_k = static_cast<const int32_t*>(put(b.lens.data(), b.lens.size() * 4));
   p.block_tables = static_cast<const int32_t*>(put(b.tables.data(), b.tables.size() * 4));
+  if (pool != nullptr) {
+    p.k_cache = p.v_cache = pool->cache;
+    p.num_blocks = pool->num_blocks;
+    p.block_tables = static_cast<const int32_t*>(put(pool->tables.data(), pool->tables.size() * 4));
+  }
   const int64_t HD = b.shape.H * b.shape.D, guard = 64;
   std::vector<uint16_t> poison((b.tokens * HD + guard), 0x7fff);  // NaN in F16 and BF16
   p.out = put(poison.data(), poison.size() * 2);
@@ -258,6 +272,70 @@ TEST_P(CudaPrefillAttentionTest, NonCausal) {
                               ++seed, /*causal=*/false);
     ExpectMatchesReference(*be_, b, Describe(b));
   }
+}
+
+// Block ids whose element offsets (id * block_size * n_kv_heads * head_dim) pass 2^31: a pool of
+// 2^20 + 64 blocks of 2048 elements (4.3 GB, K and V share it), sequences over its last blocks
+// and its first ones, on both kernels (head dims 128 and 96). Skipped where the device lacks the
+// memory.
+TEST_P(CudaPrefillAttentionTest, OffsetsPast2To31) {
+  const DType t = GetParam();
+  for (const Shape& shape : std::vector<Shape>{{8, 1, 128}, {16, 2, 96}}) {
+    const int64_t bs = 16, block_elems = bs * shape.KV * shape.D;
+    const int64_t num_blocks = ((int64_t{1} << 31) + block_elems - 1) / block_elems + 64;
+    const size_t pool_bytes = static_cast<size_t>(num_blocks * block_elems * 2);
+    int64_t free_bytes = 0, total_bytes = 0;
+    be_->MemoryInfo(&free_bytes, &total_bytes);
+    if (free_bytes < static_cast<int64_t>(pool_bytes) + (int64_t{1} << 30)) {
+      GTEST_SKIP() << "needs " << (pool_bytes >> 20) << " MiB of device memory, "
+                   << (free_bytes >> 20) << " free";
+    }
+    // The compact batch is the reference; on the device its block i lives at id map[i] of the
+    // pool: the first 4 at the bottom, the rest at the top.
+    Batch b = MakeBatch({{0, 300}, {1200, 77}, {5, 1}}, shape, t, true, bs, 500 + shape.D);
+    b.vc = b.kc;
+    std::vector<int64_t> map(b.num_blocks);
+    for (int64_t i = 0; i < b.num_blocks; ++i) map[i] = i < 4 ? i : num_blocks - b.num_blocks + i;
+    ASSERT_GT(map.back() * block_elems, int64_t{1} << 31);
+    auto pool = be_->Alloc(pool_bytes);
+    ASSERT_TRUE(pool.ok()) << pool.status().ToString();
+    std::vector<uint16_t> kb(b.kc.size());
+    for (size_t i = 0; i < kb.size(); ++i) kb[i] = ToBits(b.kc[i], t);
+    for (int64_t i = 0; i < b.num_blocks; ++i) {
+      ASSERT_TRUE(be_->Upload(static_cast<uint16_t*>((*pool)->data()) + map[i] * block_elems,
+                              kb.data() + i * block_elems, block_elems * 2)
+                      .ok());
+    }
+    DevicePool dp{(*pool)->data(), num_blocks, b.tables};
+    for (int32_t& id : dp.tables) {
+      if (id >= 0) id = static_cast<int32_t>(map[id]);
+    }
+    ExpectMatchesReference(*be_, b, Describe(b) + " past 2^31", 600, 128, &dp);
+  }
+}
+
+// The dispatch: head dims 64 and 128 run the wgmma kernel, 80 and 96 the mma.sync one; a decode
+// batch (one query per sequence) is neither's.
+TEST(CudaPrefillAttentionDispatchTest, HeadDimsPickTheKernel) {
+  AttentionParams p;
+  p.dtype = DType::kBF16;
+  p.n_seqs = 2;
+  p.n_tokens = 40;
+  p.n_heads = 8;
+  p.n_kv_heads = 2;
+  p.block_size = 16;
+  for (int64_t d : {64, 80, 96, 128}) {
+    p.head_dim = d;
+    EXPECT_TRUE(cuda::AttentionPrefillApplies(p)) << d;
+    EXPECT_EQ(cuda::AttentionPrefillWgmmaApplies(p), d == 64 || d == 128) << d;
+  }
+  p.head_dim = 256;
+  EXPECT_FALSE(cuda::AttentionPrefillApplies(p));
+  EXPECT_FALSE(cuda::AttentionPrefillWgmmaApplies(p));
+  p.head_dim = 128;
+  p.n_tokens = p.n_seqs;
+  EXPECT_FALSE(cuda::AttentionPrefillWgmmaApplies(p));
+  EXPECT_FALSE(cuda::attention_prefill_wgmma_cuda(p, nullptr).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, CudaPrefillAttentionTest,

@@ -129,7 +129,12 @@ Status LaunchDecode(const AttentionParams& p, void* workspace, size_t workspace_
   // (the plan's chunk doubles until the batch fits; it cannot shrink below that).
   a.split = max_splits > 1 && p.n_seqs <= decode::kMaxPlanSeqs && p.n_seqs * p.n_heads <= cap;
   const int64_t items = p.n_seqs * p.n_kv_heads * (a.split ? max_splits : 1);
-  const int64_t grid = std::min<int64_t>(items, int64_t{per_sm} * sms);
+  // As few blocks as finish the items in the same number of rounds as the resident capacity
+  // would: every block then walks the same number of items (memory-bound, the blocks share the
+  // bandwidth, so a round of fewer blocks is no slower).
+  const int64_t capacity = int64_t{per_sm} * sms;
+  const int64_t rounds = (items + capacity - 1) / capacity;
+  const int64_t grid = (items + rounds - 1) / rounds;  // items >= 1: n_seqs, n_kv_heads > 0
   CUDA_RETURN_IF_ERROR(LaunchDependent(kernel, dim3(static_cast<unsigned>(grid)), dim3(kThreads),
                                        kSmem, stream, p, a));
   CUDA_RETURN_IF_LAUNCH_ERROR("attention_split_kernel");

@@ -1,6 +1,7 @@
 // Device templates of split-KV decode attention (attention_decode_cuda.cu launches them): the
 // split rule, the workspace arguments and the tensor-core main kernel over (sequence, split, KV
-// head) items. Included by attention_decode_cuda.cu only.
+// head) items, whose K/V pipeline runs on from one item into the next. Included by
+// attention_decode_cuda.cu only.
 #pragma once
 
 #include <cuda_bf16.h>
@@ -54,17 +55,31 @@ struct SplitArgs {
   int group = 1;  // query heads per KV head (1..kMaxRows)
 };
 
-// Shared memory of the main kernel, in bytes: per warp kStages stages of K then V rows
-// (kTileKeys rows of D + 8 halves: 16-byte padding keeps ldmatrix free of bank conflicts), then
-// the plan. After a warp's key loop its stages hold the warps' partial states (kEpilogue bytes).
+// Shared memory of the main kernel, in bytes: kStages stages, each of the kWarps warps' K then V
+// tiles ([stage][warp]; kTileKeys rows of D + 8 halves: 16-byte padding keeps ldmatrix free of
+// bank conflicts), then the plan. The warps' partial states (o, m, l: kMergeBytes) are merged in
+// the last stage (at kMerge), while the next item's first kStages - 1 tiles stream into the others.
 template <int D>
 struct DecodeSmem {
   static constexpr int kLd = D + 8;
-  static constexpr int kStageHalves = 2 * kTileKeys * kLd;
-  static constexpr size_t kPlan = size_t{kWarps} * kStages * kStageHalves * 2;
+  static constexpr int kStageHalves = 2 * kTileKeys * kLd;                  // a warp's K and V tile
+  static constexpr size_t kStageBytes = size_t{kWarps} * kStageHalves * 2;  // the warps' tiles
+  static constexpr size_t kMerge = (kStages - 1) * kStageBytes;
+  static constexpr size_t kMergeBytes = size_t{kWarps} * kMaxRows * (D + 2) * 4;
+  static constexpr size_t kPlan = kStages * kStageBytes;
   static constexpr size_t kBytes = kPlan + (kMaxPlanSeqs + 1) * 4;
-  static constexpr size_t kEpilogue = size_t{kWarps} * kMaxRows * (D + 2) * 4;
-  static_assert(kPlan % 128 == 0 && kEpilogue <= kPlan);
+  static_assert(kStages >= 2 && kStageBytes % 128 == 0 && kMergeBytes <= kStageBytes);
+  // 2 blocks per SM (__launch_bounds__): 228 KB per SM, 1 KB reserved per block, static red.
+  static_assert(2 * (kBytes + 1024 + 128) <= 228 * 1024);
+};
+
+// An item (sequence s, split j, KV head kvh) as the warp sees it: keys [k0, k1), of which the warp
+// takes my_tiles tiles (its i-th: keys k0 + 16 (warp + 4 i) + [0, 16)). my_tiles is 0 past the last
+// item.
+struct DecodeItem {
+  int s = 0, j = 0, n_split = 1, kvh = 0;
+  int k0 = 0, k1 = 0, my_tiles = 0;
+  const int32_t* table = nullptr;  // [max blocks] the sequence's block table
 };
 
 // Sum of v over the block, in every thread (red: kWarps ints of shared memory).
@@ -102,9 +117,12 @@ __device__ __forceinline__ int BlockExclusiveScan(int v, int* red) {
 // O += P V run on mma.sync m16n8k16 with the item's G query heads as the rows (padded to 16,
 // q scaled by scale * log2 e and rounded to T, as the prefill kernel does), so each K/V
 // element is read from memory once for all G heads. The warps' (max, sum, O) states are merged
-// in shared memory; a sequence with one split writes its output, else the split's F32 partial
-// goes to the workspace for attention_merge_kernel. The result of an item depends only on its
-// sequence (the rule above and the fixed tile order), never on the batch or the grid.
+// in shared memory (stage 2); a sequence with one split writes its output, else the split's F32
+// partial goes to the workspace for attention_merge_kernel. The pipeline does not drain between
+// items: once a warp has consumed its last tile of an item, it issues its first 2 tiles of the
+// block's next item into stages 0 and 1, which load during the merge and the next item's Q loads.
+// The result of an item depends only on its sequence (the rule above and the fixed tile order),
+// never on the batch or the grid.
 template <typename Tq, typename T, int D>
 __global__ void __launch_bounds__(kThreads, 2)
     attention_split_kernel(AttentionParams p, SplitArgs a) {
@@ -155,12 +173,15 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   const T* k_cache = static_cast<const T*>(p.k_cache);
   const T* v_cache = static_cast<const T*>(p.v_cache);
-  T* stages = reinterpret_cast<T*>(smem) + warp * kStages * Smem::kStageHalves;
+  constexpr int kStageStride = kWarps * Smem::kStageHalves;  // halves from a stage to the next
+  T* stages = reinterpret_cast<T*>(smem) + warp * Smem::kStageHalves;  // this warp's stage 0
   const int64_t n_items = int64_t{total} * p.n_kv_heads;
-  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
+  auto item_at = [&](int64_t item) {
+    DecodeItem it;
+    if (item >= n_items) return it;
     const int f = static_cast<int>(item / p.n_kv_heads);
-    const int kvh = static_cast<int>(item % p.n_kv_heads);
-    int s = f, j = 0, n_split = 1;
+    it.kvh = static_cast<int>(item % p.n_kv_heads);
+    it.s = f;
     if (a.split) {  // the last sequence whose first item is <= f
       int lo = 0, hi = n - 1;
       while (lo < hi) {
@@ -170,52 +191,61 @@ __global__ void __launch_bounds__(kThreads, 2)
         else
           hi = mid - 1;
       }
-      s = lo;
-      j = f - plan[s];
-      n_split = plan[s + 1] - plan[s];
+      it.s = lo;
+      it.j = f - plan[lo];
+      it.n_split = plan[lo + 1] - plan[lo];
     }
-    const int len = p.seq_lens_k[s];
-    int k0 = 0, k1 = len;
-    if (n_split > 1) {
+    const int len = p.seq_lens_k[it.s];
+    it.k1 = len;
+    if (it.n_split > 1) {
       const int64_t keys = SplitBlocks(len, bs, chunk) * bs;
-      k0 = static_cast<int>(j * keys);
-      k1 = static_cast<int>(min(int64_t{len}, k0 + keys));
+      it.k0 = static_cast<int>(it.j * keys);
+      it.k1 = static_cast<int>(min(int64_t{len}, it.k0 + keys));
     }
-    const int n_tiles = (k1 - k0 + kTileKeys - 1) / kTileKeys;
-    const int my_tiles = n_tiles > warp ? (n_tiles - warp + kWarps - 1) / kWarps : 0;
-    const int32_t* table = p.block_tables + int64_t{s} * p.block_table_stride;
+    const int n_tiles = (it.k1 - it.k0 + kTileKeys - 1) / kTileKeys;
+    it.my_tiles = n_tiles > warp ? (n_tiles - warp + kWarps - 1) / kWarps : 0;
+    it.table = p.block_tables + int64_t{it.s} * p.block_table_stride;
+    return it;
+  };
 
-    // The warp's i-th tile (keys k0 + 16 (warp + 4 i) + [0, 16)) into stage i % kStages; lane r
-    // < 16 finds key r's row (int64 element offset: block ids times the block stride pass 2^31).
-    auto issue = [&](int i) {
-      const int key0 = k0 + (warp + i * kWarps) * kTileKeys;
-      int64_t row = 0;
-      if (lane < kTileKeys && key0 + lane < k1) {
-        const int key = key0 + lane;
-        row = ((int64_t{table[key / bs]} * bs + key % bs) * p.n_kv_heads + kvh) * D;
-      }
-      T* ks = stages + (i % kStages) * Smem::kStageHalves;
-      T* vs = ks + kTileKeys * kLd;
+  // The warp's i-th tile of item it into stage i % kStages; lane r < 16 finds key r's row (int64
+  // element offset: block ids times the block stride pass 2^31).
+  auto issue = [&](const DecodeItem& it, int i) {
+    const int key0 = it.k0 + (warp + i * kWarps) * kTileKeys;
+    int64_t row = 0;
+    if (lane < kTileKeys && key0 + lane < it.k1) {
+      const int key = key0 + lane;
+      row = ((int64_t{it.table[key / bs]} * bs + key % bs) * p.n_kv_heads + it.kvh) * D;
+    }
+    T* ks = stages + (i % kStages) * kStageStride;
+    T* vs = ks + kTileKeys * kLd;
 #pragma unroll
-      for (int c = lane; c < kTileKeys * kChunks; c += 32) {
-        const int r = c / kChunks, part = c % kChunks;
-        const int64_t off = __shfl_sync(0xffffffffu, row, r) + part * 8;
-        const bool ok = key0 + r < k1;
-        CpAsync16(SmemAddr(ks + r * kLd + part * 8), ok ? k_cache + off : k_cache, ok);
-        CpAsync16(SmemAddr(vs + r * kLd + part * 8), ok ? v_cache + off : v_cache, ok);
-      }
-    };
+    for (int c = lane; c < kTileKeys * kChunks; c += 32) {
+      const int r = c / kChunks, part = c % kChunks;
+      const int64_t off = __shfl_sync(0xffffffffu, row, r) + part * 8;
+      const bool ok = key0 + r < it.k1;
+      CpAsync16(SmemAddr(ks + r * kLd + part * 8), ok ? k_cache + off : k_cache, ok);
+      CpAsync16(SmemAddr(vs + r * kLd + part * 8), ok ? v_cache + off : v_cache, ok);
+    }
+  };
+  // Tiles 0..kStages-2 of item it, one group each (empty past its tiles): the key loop below
+  // finds exactly kStages - 1 groups committed before its tile 0.
+  auto prefetch = [&](const DecodeItem& it) {
 #pragma unroll
     for (int i = 0; i < kStages - 1; ++i) {
-      if (i < my_tiles) issue(i);
+      if (i < it.my_tiles) issue(it, i);
       CpAsyncCommit();
     }
+  };
 
+  DecodeItem cur = item_at(blockIdx.x);
+  prefetch(cur);
+  for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     // Q fragments (A operand, rows = the group's heads; rows >= G are zero).
     uint32_t qf[D / 16][4];
     {
-      const Tq* q = static_cast<const Tq*>(p.q) + int64_t{p.cu_seqlens_q[s]} * a.q_stride +
-                    int64_t{kvh} * G * D;
+      const Tq* q = static_cast<const Tq*>(p.q) + int64_t{p.cu_seqlens_q[cur.s]} * a.q_stride +
+                    int64_t{cur.kvh} * G * D;
       const float qs = p.scale * kLog2e;
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
@@ -244,14 +274,14 @@ __global__ void __launch_bounds__(kThreads, 2)
     for (int nd = 0; nd < D / 8; ++nd) o[nd][0] = o[nd][1] = o[nd][2] = o[nd][3] = 0.0f;
     const int mi = lane >> 3, ri = lane & 7;  // ldmatrix: this lane's matrix and row
 
-    for (int i = 0; i < my_tiles; ++i) {
+    for (int i = 0; i < cur.my_tiles; ++i) {
       CpAsyncWait<kStages - 2>();
       __syncwarp();  // every lane's copies of tile i landed; stage (i - 1) % kStages is free
-      if (i + kStages - 1 < my_tiles) issue(i + kStages - 1);
+      if (i + kStages - 1 < cur.my_tiles) issue(cur, i + kStages - 1);
       CpAsyncCommit();
-      const T* ks = stages + (i % kStages) * Smem::kStageHalves;
+      const T* ks = stages + (i % kStages) * kStageStride;
       const T* vs = ks + kTileKeys * kLd;
-      const int key0 = k0 + (warp + i * kWarps) * kTileKeys;
+      const int key0 = cur.k0 + (warp + i * kWarps) * kTileKeys;
 
       // S[16 heads][16 keys] = Q K^T as two 8-key blocks.
       float sc[2][4] = {{0.0f, 0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f, 0.0f}};
@@ -269,7 +299,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       for (int nb = 0; nb < 2; ++nb) {
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const bool ok = key0 + 8 * nb + 2 * t4 + e < k1;
+          const bool ok = key0 + 8 * nb + 2 * t4 + e < cur.k1;
           sc[nb][e] = ok ? sc[nb][e] : -INFINITY;
           sc[nb][2 + e] = ok ? sc[nb][2 + e] : -INFINITY;
           mx[0] = fmaxf(mx[0], sc[nb][e]);
@@ -316,18 +346,27 @@ __global__ void __launch_bounds__(kThreads, 2)
         Mma<T>(o[nd + 1], pa, b[2], b[3]);
       }
     }
-    CpAsyncWait<0>();  // only empty groups remain
+    // Every tile of this item was waited for above, and the kStages - 1 groups committed after
+    // its last tile's are empty. No wait here: the next item's tiles stay in flight.
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       l[h] += __shfl_xor_sync(0xffffffffu, l[h], 1);
       l[h] += __shfl_xor_sync(0xffffffffu, l[h], 2);
     }
 
-    // Merge the 4 warps' states (in the stages' bytes: every warp must be done with them).
+    // The next item's tiles 0..kStages-2 into stages 0..kStages-2 (this warp's own; the merge
+    // uses stage kStages - 1). The warp's last tile, my_tiles - 1, may sit in one of them: the
+    // warp barrier orders every lane's ldmatrix reads of it before any lane's copies over it.
+    const DecodeItem next = item_at(item + gridDim.x);
+    __syncwarp();
+    prefetch(next);
+
+    // Merge the 4 warps' states in stage kStages - 1 (every warp must be done reading it; its
+    // copies there all completed in the loop).
     __syncthreads();
-    float* o_s = reinterpret_cast<float*>(smem);  // [kWarps][kMaxRows][D]
-    float* m_s = o_s + kWarps * kMaxRows * D;     // [kWarps][kMaxRows]
-    float* l_s = m_s + kWarps * kMaxRows;         // [kWarps][kMaxRows]
+    float* o_s = reinterpret_cast<float*>(smem + Smem::kMerge);  // [kWarps][kMaxRows][D]
+    float* m_s = o_s + kWarps * kMaxRows * D;                    // [kWarps][kMaxRows]
+    float* l_s = m_s + kWarps * kMaxRows;                        // [kWarps][kMaxRows]
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = g + 8 * h;
@@ -344,7 +383,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
     }
     __syncthreads();
-    const int64_t tq = p.cu_seqlens_q[s];
+    const int64_t tq = p.cu_seqlens_q[cur.s];
     for (int idx = threadIdx.x; idx < G * D; idx += kThreads) {
       const int row = idx / D, d = idx % D;
       float mmax = -INFINITY;
@@ -362,12 +401,12 @@ __global__ void __launch_bounds__(kThreads, 2)
           acc += o_s[(w * kMaxRows + row) * D + d] * c;
         }
       }
-      const int64_t h = int64_t{kvh} * G + row;
-      if (n_split == 1) {
+      const int64_t h = int64_t{cur.kvh} * G + row;
+      if (cur.n_split == 1) {
         static_cast<T*>(p.out)[(tq * p.n_heads + h) * D + d] =
             FromF32<T>(sum > 0.0f ? acc / sum : 0.0f);
       } else {
-        const int64_t part = (int64_t{plan[s]} + j) * p.n_heads + h;
+        const int64_t part = (int64_t{plan[cur.s]} + cur.j) * p.n_heads + h;
         a.part_o[part * D + d] = acc;
         if (d == 0) {
           a.part_ml[2 * part] = mmax;
@@ -375,7 +414,8 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
       }
     }
-    __syncthreads();  // the next item's copies overwrite these bytes
+    __syncthreads();  // the next item's tile kStages - 1 (its loop's first copies) goes here
+    cur = next;
   }
 }
 

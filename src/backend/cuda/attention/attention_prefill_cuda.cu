@@ -1,5 +1,6 @@
-// attention_prefill_cuda: FlashAttention-2 style prefill on mma.sync m16n8k16 (F16/BF16 inputs,
-// F32 accumulators). Grid (query tile, query head), 8 warps: a block takes 128 queries of one
+// attention_prefill_cuda: FlashAttention-2 style prefill on mma.sync m16n8k16 for head dims 80
+// and 96 (64 and 128 run attention_prefill_wgmma.cu); F16/BF16 inputs, F32 accumulators. Grid
+// (query tile, query head), 8 warps: a block takes 128 queries of one
 // sequence (warp w owns rows 16w..16w+15, their Q fragments in registers, scaled by
 // scale * log2 e and rounded to the cache dtype) and walks the sequence's keys in tiles of 64.
 // Each key tile's K and V rows are gathered through the block table with cp.async into a
@@ -14,6 +15,7 @@
 #include <type_traits>
 
 #include "backend/cuda/attention/attention_prefill_cuda.h"
+#include "backend/cuda/attention/attention_prefill_tiles.cuh"
 #include "backend/cuda/attention/warp_mma.cuh"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
@@ -27,7 +29,6 @@ constexpr int kThreads = kWarps * 32;
 constexpr int kBlockM = 16 * kWarps;  // queries per block
 constexpr int kBlockN = 64;           // keys per tile
 constexpr int kStages = 3;            // K/V tiles in flight
-constexpr float kLog2e = 1.4426950408889634f;
 
 // Shared memory of the D instantiation: kStages stages of a K tile then a V tile, kBlockN rows
 // of kLd halves each. After the key loop the same bytes stage the output tile.
@@ -39,13 +40,6 @@ struct PrefillSmem {
   static constexpr size_t kBytes = size_t{kStages} * kStage * 2;
   static_assert(size_t{kBlockM} * kLd <= size_t{kStages} * kStage);
 };
-
-// 2^x (approximate, flush to zero; 2^-inf = 0).
-__device__ __forceinline__ float Exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
 
 template <typename Tq, typename T, int D>
 __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
@@ -61,37 +55,9 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
   const int g = lane >> 2, t4 = lane & 3;   // mma fragment row group and column pair
   const int mi = lane >> 3, ri = lane & 7;  // ldmatrix: the matrix and row this lane addresses
 
-  // This block's (sequence, tile): blockIdx.x counts the tiles of all sequences in order, a
-  // sequence of q_len queries having ceil(q_len / kBlockM); within a sequence the last tile
-  // (the most keys) comes first. Every warp scans cu_seqlens_q 32 sequences at a time (the
-  // same result in each warp), so the exit below is block-uniform.
+  // This block's (sequence, tile): blockIdx.x counts the tiles of all sequences in order.
   int seq = -1, tile = 0;
-  {
-    int remaining = static_cast<int>(blockIdx.x);
-    for (int64_t base = 0; base < p.n_seqs; base += 32) {
-      const int64_t s = base + lane;
-      int nt = 0;
-      if (s < p.n_seqs) nt = (p.cu_seqlens_q[s + 1] - p.cu_seqlens_q[s] + kBlockM - 1) / kBlockM;
-      nt = max(nt, 0);
-      int incl = nt;  // inclusive prefix sum over the lanes
-#pragma unroll
-      for (int o = 1; o < 32; o <<= 1) {
-        const int v = __shfl_up_sync(0xffffffffu, incl, o);
-        if (lane >= o) incl += v;
-      }
-      const int total = __shfl_sync(0xffffffffu, incl, 31);
-      if (remaining < total) {
-        const unsigned hit = __ballot_sync(0xffffffffu, incl > remaining);
-        const int src = __ffs(hit) - 1;
-        const int before = __shfl_sync(0xffffffffu, incl - nt, src);
-        const int count = __shfl_sync(0xffffffffu, nt, src);
-        seq = static_cast<int>(base) + src;
-        tile = count - 1 - (remaining - before);
-        break;
-      }
-      remaining -= total;
-    }
-  }
+  prefill::FindTile(p, static_cast<int>(blockIdx.x), kBlockM, &seq, &tile);
   if (seq < 0) return;  // past the last tile
 
   const int h = blockIdx.y;
@@ -101,10 +67,7 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
   const int k_len = p.seq_lens_k[seq];
   const int m0 = tile * kBlockM;  // the block's first query within the sequence
   // Keys [0, row_end(i)) are visible to query i of the sequence (0 for rows past q_len).
-  auto row_end = [&](int i) -> int {
-    if (i >= q_len) return 0;
-    return max(p.causal ? min(k_len, k_len - q_len + i + 1) : k_len, 0);
-  };
+  auto row_end = [&](int i) { return prefill::RowEnd(p, q_len, k_len, i); };
   const int tile_end = row_end(min(m0 + kBlockM, q_len) - 1);  // keys the block reads
   const int n_tiles = (tile_end + kBlockN - 1) / kBlockN;
   const int w0 = m0 + 16 * warp;  // the warp's first row
@@ -132,9 +95,7 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
         const bool ok = j < tile_end;
         int64_t off = 0;
         if (ok) {
-          const int64_t slot = bs_shift >= 0
-                                   ? (int64_t{table[j >> bs_shift]} << bs_shift) + (j & (bs - 1))
-                                   : int64_t{table[j / bs]} * bs + j % bs;
+          const int64_t slot = prefill::KeySlot(table, j, bs, bs_shift);
           off = (slot * p.n_kv_heads + kvh) * D + part * 8;
         }
         CpAsync16(SmemAddr(ks + r * kLd + part * 8), k_cache + off, ok);
@@ -152,7 +113,7 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
   // rows past q_len are zero.
   uint32_t qf[D / 16][4];
   {
-    const float qs = p.scale * kLog2e;
+    const float qs = p.scale * prefill::kLog2e;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int i = w0 + g + 8 * half;
@@ -238,7 +199,7 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
       mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
       base[r] = mx[r] == -INFINITY ? 0.0f : mx[r];
-      corr[r] = Exp2(m[r] - base[r]);
+      corr[r] = prefill::Exp2(m[r] - base[r]);
       m[r] = mx[r];
     }
     float rs[2] = {0.0f, 0.0f};
@@ -246,7 +207,7 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
     for (int nb = 0; nb < kBlockN / 8; ++nb) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        s[nb][e] = Exp2(s[nb][e] - base[e >> 1]);
+        s[nb][e] = prefill::Exp2(s[nb][e] - base[e >> 1]);
         rs[e >> 1] += s[nb][e];
       }
     }
@@ -319,13 +280,7 @@ Status LaunchPrefill(const AttentionParams& p, int64_t q_stride, cudaStream_t st
   // An upper bound on the tiles (sum over s of ceil(q_len_s / kBlockM)); the rest exit at once.
   const int64_t tiles = (p.n_tokens + kBlockM - 1) / kBlockM + p.n_seqs;
   const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(p.n_heads));
-  // log2(block_size) for a power of two (shifts in the gather), else -1 (divisions).
-  int bs_shift = -1;
-  if ((p.block_size & (p.block_size - 1)) == 0) {
-    bs_shift = 0;
-    while ((int64_t{1} << bs_shift) < p.block_size) ++bs_shift;
-  }
-  kernel<<<grid, kThreads, kSmem, stream>>>(p, q_stride, bs_shift);
+  kernel<<<grid, kThreads, kSmem, stream>>>(p, q_stride, prefill::BlockShift(p.block_size));
   CUDA_RETURN_IF_LAUNCH_ERROR("attention_prefill_kernel");
   return Status::Ok();
 }
@@ -346,6 +301,7 @@ Status attention_prefill_cuda(const AttentionParams& p, cudaStream_t stream) {
                                 ", n_tokens=" + std::to_string(p.n_tokens) +
                                 ", n_seqs=" + std::to_string(p.n_seqs) + ")");
   }
+  if (AttentionPrefillWgmmaApplies(p)) return attention_prefill_wgmma_cuda(p, stream);
   if (p.n_heads > 65535) return InvalidArgumentError("attention_prefill_cuda: n_heads > 65535");
   const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
   return DispatchDType(p.q_type, [&](auto q_zero) {
@@ -355,16 +311,9 @@ Status attention_prefill_cuda(const AttentionParams& p, cudaStream_t stream) {
       if constexpr (std::is_same_v<T, float>) {
         return InvalidArgumentError("attention_prefill_cuda: F32 cache");  // excluded above
       } else {
-        switch (p.head_dim) {
-          case 64:
-            return LaunchPrefill<Tq, T, 64>(p, q_stride, stream);
-          case 80:
-            return LaunchPrefill<Tq, T, 80>(p, q_stride, stream);
-          case 96:
-            return LaunchPrefill<Tq, T, 96>(p, q_stride, stream);
-          default:
-            return LaunchPrefill<Tq, T, 128>(p, q_stride, stream);
-        }
+        // 64 and 128 went to the wgmma kernel above.
+        return p.head_dim == 80 ? LaunchPrefill<Tq, T, 80>(p, q_stride, stream)
+                                : LaunchPrefill<Tq, T, 96>(p, q_stride, stream);
       }
     });
   });

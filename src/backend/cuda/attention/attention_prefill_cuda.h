@@ -1,7 +1,8 @@
-// attention_prefill_cuda: tensor-core paged attention for batches with prefill chunks
-// (FlashAttention-2 style on mma.sync: a 128-query tile of one sequence and one head per block,
-// keys in tiles of 64 gathered through the block table with cp.async, online softmax in
-// registers; the score matrix never leaves registers).
+// attention_prefill_cuda: tensor-core paged attention for batches with prefill chunks. Head dims
+// 64 and 128 run attention_prefill_wgmma (Hopper warpgroup MMA: 128 queries x 128-key tiles,
+// the softmax of a tile overlapping the P V GEMM of the previous one); 80 and 96 the
+// FlashAttention-2 style kernel on mma.sync (128 queries x 64-key tiles). Both gather K/V tiles
+// through the block table with cp.async and keep the score matrix in registers.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,5 +15,10 @@ namespace forge::cuda {
 // sequence with more than one query (n_tokens > n_seqs). q may be F32, F16 or BF16.
 bool AttentionPrefillApplies(const AttentionParams& p);
 Status attention_prefill_cuda(const AttentionParams& p, cudaStream_t stream);
+
+// Whether attention_prefill_cuda runs p on the wgmma kernel (head_dim 64 or 128), and that kernel
+// itself (an error for batches it does not take).
+bool AttentionPrefillWgmmaApplies(const AttentionParams& p);
+Status attention_prefill_wgmma_cuda(const AttentionParams& p, cudaStream_t stream);
 
 }  // namespace forge::cuda
