@@ -84,19 +84,41 @@ __global__ void __launch_bounds__(kThreads, 1)
   const T* v_cache = static_cast<const T*>(p.v_cache);
   const int32_t* table = p.block_tables + int64_t{seq} * p.block_table_stride;
   const int bs = static_cast<int>(p.block_size);
+  // Thread tid copies the 16-byte unit `part` of rows r_first + k kRowStep of a tile: the same
+  // part, and the same swizzle (kRowStep is a multiple of 8), in every copy.
+  constexpr int kRowStep = kThreads / kChunks;
+  static_assert(kRowStep % 8 == 0);
+  const int part = tid % kChunks, r_first = tid / kChunks;
+  const uint32_t dst_first = wgmma::SwizzledOffset<kBlockN>(r_first, part * 8);
+  const int64_t kv_row = p.n_kv_heads * int64_t{D};  // elements from a cache row to the next
+  const int64_t head_off = int64_t{kvh} * D + part * 8;
   auto issue = [&](int i) {
-    const uint32_t ks = k_addr(i % kStages), vs = ks + Smem::kTile;
+    const uint32_t ks = k_addr(i % kStages) + dst_first, vs = ks + Smem::kTile;
+    const int j_first = i * kBlockN + r_first;
+    int64_t slot[kCopies];
+    bool ok[kCopies];
+    if (bs_shift >= 0) {  // block-uniform
+#pragma unroll
+      for (int k = 0; k < kCopies; ++k) {
+        const int j = j_first + k * kRowStep;
+        ok[k] = j < tile_end;
+        const int jj = ok[k] ? j : 0;  // table[0] exists: tile_end > 0
+        slot[k] = (int64_t{table[jj >> bs_shift]} << bs_shift) + (jj & (bs - 1));
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < kCopies; ++k) {
+        const int j = j_first + k * kRowStep;
+        ok[k] = j < tile_end;
+        const int jj = ok[k] ? j : 0;
+        slot[k] = int64_t{table[jj / bs]} * bs + jj % bs;
+      }
+    }
 #pragma unroll
     for (int k = 0; k < kCopies; ++k) {
-      const int c = tid + k * kThreads;
-      const int r = c / kChunks, part = c % kChunks;
-      const int j = i * kBlockN + r;
-      const bool ok = j < tile_end;
-      int64_t off = 0;
-      if (ok) off = (prefill::KeySlot(table, j, bs, bs_shift) * p.n_kv_heads + kvh) * D + part * 8;
-      const uint32_t dst = wgmma::SwizzledOffset<kBlockN>(r, part * 8);
-      CpAsync16(ks + dst, k_cache + off, ok);
-      CpAsync16(vs + dst, v_cache + off, ok);
+      const int64_t off = slot[k] * kv_row + head_off;
+      CpAsync16(ks + k * kRowStep * 128, k_cache + off, ok[k]);
+      CpAsync16(vs + k * kRowStep * 128, v_cache + off, ok[k]);
     }
   };
   if (n_tiles > 0) issue(0);
