@@ -1,5 +1,5 @@
 // attention_decode_cuda: split-KV decode attention. A persistent grid (the resident capacity of
-// the GPU) walks items (sequence, split, KV head); a sequence of len keys gets ceil(len / 512)
+// the GPU) walks items (sequence, split, KV head); a sequence of len keys gets ceil(len / 1024)
 // splits (at most 128) of whole KV blocks, so short sequences have one split and write their
 // output directly, and a long one spreads over many blocks. Splits' partial states go to a fixed
 // workspace (no allocation: the launch may be captured in a CUDA graph) and the merge kernel

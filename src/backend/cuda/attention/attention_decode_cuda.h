@@ -26,7 +26,7 @@ Status attention_decode_cuda(const AttentionParams& p, void* workspace, size_t w
                              cudaStream_t stream);
 
 // The splits a sequence of seq_len keys gets when the workspace holds the batch: ceil(seq_len /
-// 512) (at least 1, at most 128) chunks of whole KV blocks. It depends on the sequence alone,
+// 1024) (at least 1, at most 128) chunks of whole KV blocks. It depends on the sequence alone,
 // so a sequence's result is the same whatever else is in the batch.
 int64_t AttentionDecodeSplits(int64_t seq_len, int64_t block_size);
 

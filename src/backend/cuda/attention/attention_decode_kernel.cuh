@@ -24,7 +24,7 @@ constexpr int kStages = 3;          // cp.async stages per warp
 constexpr int kMaxRows = 16;        // query heads per KV head (the mma M)
 constexpr int kMaxPlanSeqs = 1024;  // most sequences the split plan holds (shared memory)
 constexpr int64_t kMaxSplits = 128;
-constexpr int64_t kChunkTokens = 512;  // keys per split before the workspace fallback
+constexpr int64_t kChunkTokens = 1024;  // keys per split before the workspace fallback
 constexpr float kLog2e = 1.4426950408889634f;
 
 // The split rule: a sequence of len keys is cut into ceil(len / chunk) splits (1 to kMaxSplits)
