@@ -90,8 +90,9 @@ Status attention_cuda(const AttentionParams& p, cudaStream_t stream, void* works
   const int64_t pairs = p.n_tokens * p.n_heads;
   if (pairs == 0) return Status::Ok();
   // Dispatch (the host knows n_tokens and n_seqs only; per-sequence lengths stay on the device):
-  //   cache F16/BF16, head_dim 64/80/96/128, n_tokens > n_seqs -> attention_prefill_cuda
-  //     (tensor cores; the batch holds at least one prefill chunk)
+  //   cache F16/BF16, n_tokens > n_seqs (the batch holds at least one prefill chunk) ->
+  //     attention_prefill_cuda: head_dim 64/128 -> attention_prefill_wgmma_cuda (warpgroup
+  //     MMA), head_dim 80/96 -> the mma.sync kernel
   //   cache F16/BF16, head_dim 64/80/96/128, n_tokens == n_seqs, 1 to 16 query heads per KV
   //     head -> attention_decode_cuda (split-KV over `workspace`)
   //   any other head_dim <= 256, F32 caches, larger GQA ratios -> attention_generic_kernel
