@@ -1,15 +1,15 @@
 // attention_prefill_cuda: FlashAttention-2 style prefill on mma.sync m16n8k16 for head dims 80
 // and 96 (64 and 128 run attention_prefill_wgmma.cu); F16/BF16 inputs, F32 accumulators. Grid
-// (query tile, query head), 8 warps: a block takes 128 queries of one
-// sequence (warp w owns rows 16w..16w+15, their Q fragments in registers, scaled by
-// scale * log2 e and rounded to the cache dtype) and walks the sequence's keys in tiles of 64.
-// Each key tile's K and V rows are gathered through the block table with cp.async into a
-// 3-stage ring in shared memory (rows padded to D + 8 halves: ldmatrix without bank conflicts).
-// S = Q K^T (ldmatrix of K), the online softmax (running max in log2 units, sums in F32) and
-// O += P V (P rounded to the cache dtype, straight from the S accumulators into A fragments;
-// ldmatrix.trans of V) all stay in registers. The key loop stops at the block's last causal
-// key; a warp skips the tiles its rows cannot see and masks only the tiles that cross its rows'
-// limits. The output goes through shared memory for 16-byte stores.
+// (query tile, query head), 8 warps: a block takes 128 queries of one sequence (warp w owns rows
+// 16w..16w+15, their Q fragments in registers, scaled by scale * log2 e and rounded to the cache
+// dtype) and walks the sequence's keys in tiles of 64. Each key tile's K and V rows are gathered
+// through the block table with cp.async into a 3-stage ring in shared memory (rows padded to
+// D + 8 halves: ldmatrix without bank conflicts). S = Q K^T (ldmatrix of K), the online softmax
+// (running max in log2 units, sums in F32) and O += P V (P rounded to the cache dtype, straight
+// from the S accumulators into A fragments; ldmatrix.trans of V) all stay in registers. The key
+// loop stops at the block's last causal key; a warp skips the tiles its rows cannot see and
+// masks only the tiles that cross its rows' limits. The output goes through shared memory for
+// 16-byte stores.
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -42,7 +42,7 @@ struct PrefillSmem {
 };
 
 template <typename Tq, typename T, int D>
-__global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
+__global__ void __launch_bounds__(kThreads, 1)
     attention_prefill_kernel(AttentionParams p, int64_t q_stride, int bs_shift) {
   static_assert(D % 16 == 0 && D <= 128);  // D / 8 even: V is read 16 columns at a time
   using Smem = PrefillSmem<D>;
