@@ -5,8 +5,12 @@
 // (bench_gemv.cc).
 // forge bench --allreduce: the tensor-parallel all-reduce over N GPUs beside its floor
 // (bench_allreduce.cc).
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -27,7 +31,8 @@ namespace forge::cli {
 // bench_gemv.cc: forge bench --gemv.
 // gemm_rows: the fused GEMM's activation rows (empty: its default).
 int RunGemvBench(const std::string& device, const std::string& json_path, int repetitions,
-                 const std::vector<int>& gemm_rows);
+                 const std::vector<int>& gemm_rows,
+                 const std::vector<std::pair<int64_t, int64_t>>& shapes);
 // bench_allreduce.cc: forge bench --allreduce (tensor_parallel 0: every GPU; iterations 0: the
 // bench's default).
 int RunAllReduceBench(const std::string& device, const std::string& json_path, int tensor_parallel,
@@ -452,6 +457,7 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   struct Args {
     bool floor = false, batched = false, attention = false;
     bool gemv = false, allreduce = false;
+    std::vector<std::string> gemv_shapes;  // "NxK"
     ModelArgs m;
   };
   auto args = std::make_shared<Args>();
@@ -466,6 +472,10 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
                 "4096 x 14336) beside the copy floor and F16 cuBLAS / gemv_cuda, and the fused "
                 "quantized GEMM (m = 128, 512; or --seqs) beside the bf16 GEMM floor and "
                 "dequantize + cuBLAS");
+  cmd->add_option("--gemv-shapes", args->gemv_shapes,
+                  "With --gemv: the weight shapes as NxK (n output rows, k inputs; k a multiple "
+                  "of 256), e.g. 4096x4096,14336x4096")
+      ->delimiter(',');
   cmd->add_flag("--allreduce", args->allreduce,
                 "Time the tensor-parallel all-reduce (NCCL, in place, F32 T x 4096 floats for "
                 "T = 1 .. 2048) over N GPUs, op by op and in CUDA graphs, beside the ring floor "
@@ -501,11 +511,24 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
     // --allreduce without --tensor-parallel: every GPU.
     const int allreduce_gpus = tp->count() > 0 ? args->m.flags.tensor_parallel : 0;
     const std::vector<int> gemm_rows = seqs->count() > 0 ? args->m.seqs : std::vector<int>();
-    *runner = [args, attention_trials, gemv_reps, allreduce_gpus, gemm_rows]() -> int {
+    std::vector<std::pair<int64_t, int64_t>> gemv_shapes;
+    for (const std::string& s : args->gemv_shapes) {
+      long long n = 0, k = 0;
+      char tail = 0;
+      if (std::sscanf(s.c_str(), "%lldx%lld%c", &n, &k, &tail) != 2 || n < 1 || k < 256 ||
+          k % 256 != 0) {
+        throw CLI::ValidationError("--gemv-shapes",
+                                   "'" + s + "' is not NxK with n >= 1 and k a multiple of 256");
+      }
+      gemv_shapes.emplace_back(n, k);
+    }
+    *runner = [args, attention_trials, gemv_reps, allreduce_gpus, gemm_rows, gemv_shapes]() -> int {
       if (args->allreduce) {
         return RunAllReduceBench(args->m.device, args->m.json, allreduce_gpus, gemv_reps);
       }
-      if (args->gemv) return RunGemvBench(args->m.device, args->m.json, gemv_reps, gemm_rows);
+      if (args->gemv) {
+        return RunGemvBench(args->m.device, args->m.json, gemv_reps, gemm_rows, gemv_shapes);
+      }
       if (args->attention) return RunAttention(args->m.device, args->m.json, attention_trials);
       if (!args->m.path.empty()) return args->batched ? RunBatched(args->m) : RunModel(args->m);
       if (!args->floor) {

@@ -23,6 +23,7 @@
 #include "backend/cuda/matmul/block_decode.cuh"
 #include "backend/cuda/matmul/dequantize_cuda.h"
 #include "backend/cuda/matmul/gemm_quant_cuda.h"
+#include "backend/cuda/matmul/gemm_quant_mma.h"
 #include "backend/cuda/matmul/gemv_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_dp4a.h"
@@ -498,15 +499,18 @@ class CudaBackend : public Backend {
     return cuda::add_bias_cuda(p.out, p.out_type, p.bias, p.m, p.w.rows, os, stream_);
   }
 
-  // Weights in stored blocks: the quantized GEMVs for a few rows (Q4_K / Q5_K: up to 32), the
-  // fused quantized GEMM where it is the faster (GemmQuantPreferred); else slabs of weight rows are
-  // dequantized to the activation type in the scratch buffer, each followed by its GEMM (F32
-  // activations: always).
+  // Weights in stored blocks: the quantized GEMVs for a few rows (Q4_K / Q5_K: up to 32; Q4_K from
+  // 17 rows the tensor-core quantized matmul instead, up to 64 or 128), the fused quantized GEMM
+  // where it is the faster (GemmQuantPreferred); else slabs of weight rows are dequantized to the
+  // activation type in the scratch buffer, each followed by its GEMM (F32 activations: always).
   Status QuantMatmul(const MatmulParams& p) {
     if (p.m == 0) return Status::Ok();
     // Q4_0, Q8_0, Q4_K, Q5_K, Q6_K with one activation row (one stream): two int8 terms, DP4A.
     if (cuda::GemvQuantDp4aApplies(p)) return cuda::gemv_quant_dp4a_cuda(p, stream_);
     // Q4_K / Q5_K with F16 activations: registers decode the blocks for up to 32 rows.
+    // Q4_K decode batches of 17 to 64 rows (128 where k < 8192): decoded into tensor-core
+    // fragments, activations through shared memory.
+    if (cuda::GemmQuantMmaPreferred(p)) return cuda::gemm_quant_mma_cuda(p, stream_);
     if (cuda::GemvQuantRegApplies(p)) return cuda::gemv_quant_reg_cuda(p, stream_);
     if (cuda::GemvQuantApplies(p)) return cuda::gemv_quant_cuda(p, stream_);
     if (cuda::GemmQuantPreferred(p)) return cuda::gemm_quant_cuda(p, stream_);

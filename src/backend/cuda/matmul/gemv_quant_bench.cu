@@ -13,6 +13,7 @@
 #include "backend/cuda/matmul/block_decode.cuh"
 #include "backend/cuda/matmul/dequantize_cuda.h"
 #include "backend/cuda/matmul/gemm_quant_cuda.h"
+#include "backend/cuda/matmul/gemm_quant_mma.h"
 #include "backend/cuda/matmul/gemv_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_dp4a.h"
@@ -359,6 +360,14 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
           };
           ASSIGN_OR_RETURN(rs, Time(r, w.copies, o.repetitions, reg));
         }
+        double ms = 0;
+        if (GemmQuantMmaApplies(p)) {
+          auto mma = [&](int c) {
+            p.w.data = w.copy(c);
+            return gemm_quant_mma_cuda(p, nullptr);
+          };
+          ASSIGN_OR_RETURN(ms, Time(r, w.copies, o.repetitions, mma));
+        }
         const double flops = 2.0 * m * static_cast<double>(n) * static_cast<double>(k);
         GemmQuantBenchRow row;
         row.weights = std::string(TypeName(type));
@@ -372,6 +381,7 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
         row.slab_seconds = ss;
         row.slab_flops_per_second = flops / ss;
         row.reg_seconds = rs;
+        row.mma_seconds = ms;
         rows.push_back(row);
       }
       r.Free(w.data);

@@ -54,7 +54,8 @@ struct GemmQuantBenchRow {
   double fused_flops_per_second = 0;  // 2 m n k / time
   double slab_seconds = 0;            // dequantize_rows_cuda into 128 MiB slabs + cuBLAS each
   double slab_flops_per_second = 0;
-  double reg_seconds = 0;  // gemv_quant_reg_cuda where it applies (Q4_K, Q5_K, m <= 64), else 0
+  double reg_seconds = 0;  // gemv_quant_reg_cuda where it applies (Q4_K, Q5_K, m <= 32), else 0
+  double mma_seconds = 0;  // gemm_quant_mma_cuda where it applies (Q4_K, m <= 256), else 0
 };
 
 StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchOptions& o = {});

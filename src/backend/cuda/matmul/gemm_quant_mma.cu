@@ -1,0 +1,451 @@
+// gemm_quant_mma_cuda (design in gemm_quant_mma.h): Q4_K weights decoded in registers into
+// tensor-core A fragments, activations from shared memory through ldmatrix.
+//
+// Q4_K super-block (144 bytes): d, dmin (F16), scales[12] (8 six-bit scales and mins), qs[128].
+// Element 64j + 32h + l (j < 4, h < 2, l < 32) is nibble h of qs[32j + l], in sub-block 2j + h.
+// MMA step (j, h, u) covers the 16 elements e0 = 64j + 32h + 16u .. e0 + 15 (u < 2) in their
+// natural order: lane (g, t) holds in its A k-slots 2t, 2t + 1 the nibbles h of qs bytes 32j + 16u
+// + 2t,
+// + 1 and in slots 2t + 8, 2t + 9 those of bytes 32j + 16u + 8 + 2t, + 1, for rows g and g + 8 of
+// its warp's 16.
+#include "backend/cuda/matmul/gemm_quant_mma.h"
+
+#include <cooperative_groups.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+
+#include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/device.h"
+#include "backend/cuda/launch.cuh"
+#include "backend/cuda/matmul/gemv_quant_device.cuh"
+#include "backend/cuda/pdl.cuh"
+
+namespace forge::cuda {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kBM = 16 * kWarps;  // weight rows per CTA
+constexpr int kSbElems = 256;
+constexpr int kSbBytes = 144;
+constexpr int kWStage = kBM * kSbBytes;   // the CTA's rows of one super-block, 144 bytes apart
+constexpr int kXRow = 2 * kSbElems + 16;  // bytes between activation rows of a stage
+constexpr int kMaxSplit = 8;
+constexpr uint32_t kMagic = 0x64006400u;  // half2(1024, 1024)
+
+struct MmaArgs {
+  const uint8_t* w = nullptr;
+  int64_t row_bytes = 0;
+  int64_t n = 0;
+  int sbs = 0;            // super-blocks per row
+  int sbs_per_split = 0;  // super-blocks of each CTA of a cluster
+  const __half* x = nullptr;
+  int64_t x_stride = 0;
+  const float* bias = nullptr;
+  void* out = nullptr;
+  int64_t out_stride = 0;
+  int m = 0;
+  bool out_f32 = true;
+};
+
+template <int BN>
+struct Layout {
+  static constexpr int kStages = BN >= 64 ? 2 : 3;
+  static constexpr int kCtasPerSm = BN >= 128 ? 1 : 2;  // by registers and shared memory
+  static constexpr int kXStage = BN * kXRow;
+  static constexpr int kStage = kWStage + kXStage;
+  static constexpr int kSumsOff = kStages * kStage;  // [BN][4 lanes t][hi 2t, hi 2t+1, lo, lo]
+  static constexpr int kBytes = kSumsOff + BN * 32;
+  static constexpr int kRedStride = kBM + 4;  // floats: split-k partial sums [BN][kRedStride]
+  static_assert(BN * kRedStride * 4 <= kSumsOff, "the partial sums reuse the stages");
+  static_assert(kBytes <= 227 * 1024);
+};
+
+// (a & b) | c
+__device__ __forceinline__ uint32_t AndOr(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+__device__ __forceinline__ void Ldmatrix4(uint32_t addr, uint32_t (&r)[4]) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+__device__ __forceinline__ uint32_t Half2Of(float v) {
+  const uint32_t h = __half_as_ushort(__float2half_rn(v));
+  return h | (h << 16);
+}
+
+// The 6-bit scales (sc) and mins (mn) of sub-blocks 4c .. 4c + 3 as bytes, from header words
+// y, z, w (scales[0..3], [4..7], [8..11]).
+__device__ __forceinline__ void Packed(const uint4& hdr, int c, uint32_t* sc, uint32_t* mn) {
+  if (c == 0) {
+    *sc = hdr.y & 0x3F3F3F3Fu;
+    *mn = hdr.z & 0x3F3F3F3Fu;
+  } else {
+    *sc = (hdr.w & 0x0F0F0F0Fu) | ((hdr.y >> 2) & 0x30303030u);
+    *mn = ((hdr.w >> 4) & 0x0F0F0F0Fu) | ((hdr.z >> 2) & 0x30303030u);
+  }
+}
+
+// Stage `it` of this CTA's k range: its rows' super-block and the tile's activations, by cp.async
+// (rows past n and activation rows past m zero-filled). Weights and activations separately so the
+// weights can be issued before the PDL wait.
+template <int BN>
+__device__ __forceinline__ void IssueW(const MmaArgs& a, uint32_t stage, int64_t row0, int64_t sb) {
+  for (int i = threadIdx.x; i < kBM * (kSbBytes / 16); i += kThreads) {
+    const int r = i / (kSbBytes / 16), q = i % (kSbBytes / 16);
+    const int64_t row = row0 + r;
+    const bool ok = row < a.n;
+    const uint8_t* src = a.w + (ok ? row : 0) * a.row_bytes + sb * kSbBytes + 16 * q;
+    gq::CpAsync16(stage + r * kSbBytes + 16 * q, src, ok ? 16 : 0);
+  }
+}
+template <int BN>
+__device__ __forceinline__ void IssueX(const MmaArgs& a, uint32_t stage, int col0, int64_t sb) {
+  for (int i = threadIdx.x; i < BN * 32; i += kThreads) {
+    const int c = i >> 5, q = i & 31;
+    const bool ok = col0 + c < a.m;
+    const __half* src =
+        a.x + (ok ? static_cast<int64_t>(col0 + c) * a.x_stride : 0) + sb * kSbElems + 8 * q;
+    gq::CpAsync16(stage + kWStage + c * kXRow + 16 * q, src, ok ? 16 : 0);
+  }
+}
+
+// Grid (nsplit * row tiles, column tiles), clusters of nsplit along x: CTA (tile * nsplit + q, y)
+// computes weight rows [tile * 128, + 128) against activation rows [y BN, + BN) over super-blocks
+// [q, q + 1) * sbs_per_split.
+template <int BN>
+__global__ void __launch_bounds__(kThreads, Layout<BN>::kCtasPerSm)
+    gemm_quant_mma_kernel(const MmaArgs a) {
+  using L = Layout<BN>;
+  constexpr int kNT = BN / 8;
+  extern __shared__ __align__(128) uint8_t smem[];
+  const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int nsplit = static_cast<int>(gridDim.x) / static_cast<int>((a.n + kBM - 1) / kBM);
+  const int q = static_cast<int>(blockIdx.x) % nsplit;
+  const int64_t row0 = static_cast<int64_t>(blockIdx.x / nsplit) * kBM;
+  const int col0 = static_cast<int>(blockIdx.y) * BN;
+  const int sb0 = q * a.sbs_per_split;
+  const int count = max(0, min(a.sbs_per_split, a.sbs - sb0));
+
+  // The weights of the first stages depend on no earlier kernel.
+#pragma unroll
+  for (int s = 0; s < L::kStages - 1; ++s) {
+    if (s < count) IssueW<BN>(a, sbase + s * L::kStage, row0, sb0 + s);
+  }
+  PdlWait();
+  PdlLaunchDependents();
+#pragma unroll
+  for (int s = 0; s < L::kStages - 1; ++s) {
+    if (s < count) IssueX<BN>(a, sbase + s * L::kStage, col0, sb0 + s);
+    gq::CpAsyncCommit();
+  }
+
+  float acc[kNT][4] = {};
+  const uint32_t sums = sbase + L::kSumsOff;
+  // ldmatrix row address of this lane within a stage's activations: matrix lane / 8 of a pair of
+  // tiles (0, 1: tile 2p's k 0-7, 8-15; 2, 3: tile 2p + 1's), row lane % 8.
+  const uint32_t ldm_off = ((lane >> 4) * 8 + (lane & 7)) * kXRow + ((lane >> 3) & 1) * 16;
+  for (int it = 0; it < count; ++it) {
+    gq::CpAsyncWait<L::kStages - 2>();
+    __syncthreads();  // stage `it` visible to all; every warp is done with stage it - 1 and sums
+    {
+      const int nx = it + L::kStages - 1;
+      if (nx < count) {
+        const uint32_t st = sbase + (nx % L::kStages) * L::kStage;
+        IssueW<BN>(a, st, row0, sb0 + nx);
+        IssueX<BN>(a, st, col0, sb0 + nx);
+      }
+      gq::CpAsyncCommit();
+    }
+    const int slot = it % L::kStages;
+    const uint8_t* wst = smem + slot * L::kStage;
+    const uint8_t* xst = wst + kWStage;
+    // Sub-block sums of the activations: warp w takes rows w, w + 8, ...; lane l sums elements
+    // 8l .. 8l + 7 (sub-block l / 4), four lanes add theirs.
+#pragma unroll
+    for (int i = 0; i < BN / kWarps; ++i) {
+      const int c = warp + kWarps * i;
+      const uint4 v = *reinterpret_cast<const uint4*>(xst + c * kXRow + 16 * lane);
+      const __half2* h = reinterpret_cast<const __half2*>(&v);
+      float s = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 f = __half22float2(h[i]);
+        s += f.x + f.y;
+      }
+      s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
+      s += __shfl_xor_sync(0xFFFFFFFFu, s, 2);
+      if ((lane & 3) == 0) {
+        const int sub = lane >> 2;  // t' = sub / 2 holds sub-blocks 2t', 2t' + 1
+        const __half hi = __float2half_rn(s);
+        const __half lo = __float2half_rn(s - __half2float(hi));
+        __half* dst = reinterpret_cast<__half*>(smem + L::kSumsOff + c * 32 + (sub >> 1) * 8);
+        dst[sub & 1] = hi;
+        dst[2 + (sub & 1)] = lo;
+      }
+    }
+    __syncthreads();
+
+    const uint8_t* ra = wst + (warp * 16 + g) * kSbBytes;
+    const uint8_t* rb = ra + 8 * kSbBytes;
+    const uint4 ha = *reinterpret_cast<const uint4*>(ra);
+    const uint4 hb = *reinterpret_cast<const uint4*>(rb);
+    const float2 dda = __half22float2(*reinterpret_cast<const __half2*>(&ha.x));
+    const float2 ddb = __half22float2(*reinterpret_cast<const __half2*>(&hb.x));
+    const uint32_t xst_s = sbase + slot * L::kStage + kWStage + ldm_off;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int c = j >> 1;
+      uint32_t sca, mna, scb, mnb;
+      Packed(ha, c, &sca, &mna);
+      Packed(hb, c, &scb, &mnb);
+      // Sub-blocks 2j (h = 0) and 2j + 1: bytes 2 (j & 1) and 2 (j & 1) + 1 of the packed words.
+      float s_a[2], s_b[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int byte = 2 * (j & 1) + h;
+        s_a[h] = dda.x * static_cast<float>((sca >> (8 * byte)) & 0xFFu);
+        s_b[h] = ddb.x * static_cast<float>((scb >> (8 * byte)) & 0xFFu);
+      }
+      // The nibbles become exact F16 integers ((1024 + q) - 1024; (1024 + 16 q) / 16 - 64), then
+      // times f16(d sc): no intermediate exceeds the weight itself.
+      const uint32_t sla = Half2Of(s_a[0]), slb = Half2Of(s_b[0]);
+      const uint32_t sha = Half2Of(s_a[1]), shb = Half2Of(s_b[1]);
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        // This lane's bytes 2t, 2t + 1, 8 + 2t, 9 + 2t of the run as [2t, 8 + 2t, 2t + 1, 9 + 2t].
+        const uint4 va = *reinterpret_cast<const uint4*>(ra + 16 + 32 * j + 16 * u);
+        const uint4 vb = *reinterpret_cast<const uint4*>(rb + 16 + 32 * j + 16 * u);
+        const uint32_t sel = (t & 1) ? 0x7362u : 0x5140u;
+        const uint32_t pa = __byte_perm((t >> 1) ? va.y : va.x, (t >> 1) ? va.w : va.z, sel);
+        const uint32_t pb = __byte_perm((t >> 1) ? vb.y : vb.x, (t >> 1) ? vb.w : vb.z, sel);
+        const uint32_t pa8 = pa >> 8, pb8 = pb >> 8;
+        auto lo = [](uint32_t p, uint32_t s) {
+          return gq::Hmul2(gq::Hadd2(AndOr(p, 0x000F000Fu, kMagic), 0xE400E400u), s);
+        };
+        auto hi = [](uint32_t p, uint32_t s) {
+          return gq::Hmul2(gq::Hfma2(AndOr(p, 0x00F000F0u, kMagic), 0x2C002C00u, 0xD400D400u), s);
+        };
+        // h = 0 (low nibbles, sub-block 2j) and h = 1 (high nibbles, 2j + 1).
+        uint32_t af[2][4];
+        af[0][0] = lo(pa, sla);
+        af[0][1] = lo(pb, slb);
+        af[0][2] = lo(pa8, sla);
+        af[0][3] = lo(pb8, slb);
+        af[1][0] = hi(pa, sha);
+        af[1][1] = hi(pb, shb);
+        af[1][2] = hi(pa8, sha);
+        af[1][3] = hi(pb8, shb);
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int e0 = 64 * j + 32 * h + 16 * u;
+#pragma unroll
+          for (int p = 0; p < kNT / 2; ++p) {
+            uint32_t b[4];
+            Ldmatrix4(xst_s + p * 16 * kXRow + 2 * e0, b);
+            gq::Mma(acc[2 * p], af[h][0], af[h][1], af[h][2], af[h][3], make_uint2(b[0], b[1]));
+            gq::Mma(acc[2 * p + 1], af[h][0], af[h][1], af[h][2], af[h][3], make_uint2(b[2], b[3]));
+          }
+        }
+      }
+    }
+    // Min term: A = -f16(dmin * mn) of sub-blocks 2t, 2t + 1 (k-slots 2t, 2t + 1 against the sums'
+    // hi parts, 2t + 8, 2t + 9 against their lo parts).
+    {
+      const int c = t >> 1;
+      uint32_t sca, mna, scb, mnb;
+      Packed(ha, c, &sca, &mna);
+      Packed(hb, c, &scb, &mnb);
+      const int b0 = 2 * (t & 1);
+      const __half ma0 = __float2half_rn(-dda.y * static_cast<float>((mna >> (8 * b0)) & 0xFFu));
+      const __half ma1 =
+          __float2half_rn(-dda.y * static_cast<float>((mna >> (8 * b0 + 8)) & 0xFFu));
+      const __half mb0 = __float2half_rn(-ddb.y * static_cast<float>((mnb >> (8 * b0)) & 0xFFu));
+      const __half mb1 =
+          __float2half_rn(-ddb.y * static_cast<float>((mnb >> (8 * b0 + 8)) & 0xFFu));
+      const uint32_t ma =
+          __half_as_ushort(ma0) | (static_cast<uint32_t>(__half_as_ushort(ma1)) << 16);
+      const uint32_t mb =
+          __half_as_ushort(mb0) | (static_cast<uint32_t>(__half_as_ushort(mb1)) << 16);
+#pragma unroll
+      for (int jt = 0; jt < kNT; ++jt) {
+        uint2 bs;
+        asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
+                     : "=r"(bs.x), "=r"(bs.y)
+                     : "r"(sums + (8 * jt + g) * 32 + t * 8)
+                     : "memory");
+        gq::Mma(acc[jt], ma, mb, ma, mb, bs);
+      }
+    }
+  }
+  gq::CpAsyncWait<0>();
+
+  // acc[jt][e]: weight row warp * 16 + g + 8 (e >> 1), activation row col0 + 8 jt + 2t + (e & 1).
+  auto store = [&](int64_t row, int col, float v) {
+    if (a.bias != nullptr) v += a.bias[row];
+    const int64_t o = static_cast<int64_t>(col) * a.out_stride + row;
+    if (a.out_f32) {
+      static_cast<float*>(a.out)[o] = v;
+    } else {
+      static_cast<__half*>(a.out)[o] = __float2half_rn(v);
+    }
+  };
+  if (nsplit == 1) {
+#pragma unroll
+    for (int jt = 0; jt < kNT; ++jt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int64_t row = row0 + warp * 16 + g + 8 * (e >> 1);
+        const int col = col0 + 8 * jt + 2 * t + (e & 1);
+        if (row < a.n && col < a.m) store(row, col, acc[jt][e]);
+      }
+    }
+    return;
+  }
+  // Split k: partial sums into shared memory [BN][kRedStride]; CTA q of the cluster adds rows
+  // [q, q + 1) * 128 / nsplit over the cluster in rank order (deterministic) and stores them.
+  __syncthreads();  // every warp is done with the stages
+  float* red = reinterpret_cast<float*>(smem);
+#pragma unroll
+  for (int jt = 0; jt < kNT; ++jt) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      red[(8 * jt + 2 * t + (e & 1)) * L::kRedStride + warp * 16 + g + 8 * (e >> 1)] = acc[jt][e];
+    }
+  }
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();
+  const int rows_per = kBM / nsplit;
+  const int rank = static_cast<int>(cluster.block_rank());
+  for (int idx = threadIdx.x; idx < BN * rows_per; idx += kThreads) {
+    const int c = idx / rows_per, r = rank * rows_per + idx % rows_per;
+    if (col0 + c >= a.m || row0 + r >= a.n) continue;
+    float sum = 0.0f;
+    for (int s = 0; s < nsplit; ++s) sum += cluster.map_shared_rank(red, s)[c * L::kRedStride + r];
+    store(row0 + r, col0 + c, sum);
+  }
+  cluster.sync();  // keep this CTA's partial sums alive until the others have read them
+}
+
+// kernel<<<grid, 256, smem>>> with clusters of `cluster_x` along x and PDL.
+template <typename Kernel>
+cudaError_t LaunchClusteredDependent(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream,
+                                     unsigned cluster_x, const MmaArgs& a) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[2];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  attr[1].id = cudaLaunchAttributeClusterDimension;
+  attr[1].val.clusterDim.x = cluster_x;
+  attr[1].val.clusterDim.y = 1;
+  attr[1].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = cluster_x > 1 ? 2 : 1;
+  return cudaLaunchKernelEx(&cfg, kernel, a);
+}
+
+// CTAs splitting k (1, 2, 4, 8): the most that still run in one wave of the resident slots (each
+// split adds a prologue and a cluster reduction; a second wave would double the time).
+int ChooseSplit(int64_t tiles, int sbs, int64_t slots) {
+  int ns = 1;
+  while (ns * 2 <= kMaxSplit && ns * 2 <= sbs && tiles * ns * 2 <= slots) ns *= 2;
+  return ns;
+}
+
+template <int BN>
+Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
+  using L = Layout<BN>;
+  auto* kernel = gemm_quant_mma_kernel<BN>;
+  static std::atomic<uint64_t> smem_set{0};
+  CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, L::kBytes, &smem_set));
+  static std::atomic<int> per_sm{0};  // resident CTAs per SM (one GPU kind)
+  int occ = per_sm.load(std::memory_order_relaxed);
+  if (occ == 0) {
+    CUDA_RETURN_IF_ERROR(
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, kernel, kThreads, L::kBytes));
+    occ = std::max(occ, 1);
+    per_sm.store(occ, std::memory_order_relaxed);
+  }
+  const int64_t row_tiles = (a.n + kBM - 1) / kBM;
+  const int64_t col_tiles = (a.m + BN - 1) / BN;
+  if (nsplit == 0) {
+    ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
+    nsplit = ChooseSplit(row_tiles * col_tiles, a.sbs, static_cast<int64_t>(sms) * occ);
+  }
+  a.sbs_per_split = (a.sbs + nsplit - 1) / nsplit;
+  const dim3 grid(static_cast<unsigned>(row_tiles * nsplit), static_cast<unsigned>(col_tiles));
+  CUDA_RETURN_IF_ERROR(
+      LaunchClusteredDependent(kernel, grid, L::kBytes, stream, static_cast<unsigned>(nsplit), a));
+  CUDA_RETURN_IF_LAUNCH_ERROR("gemm_quant_mma_kernel");
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool GemmQuantMmaApplies(const MatmulParams& p) {
+  const WeightView& w = p.w;
+  if (w.type != GgmlType::kQ4_K) return false;
+  if (p.m < 1 || p.m > kGemmQuantMmaMaxRows || p.x_type != DType::kF16) return false;
+  if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return false;
+  if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return false;
+  if (w.cols < kSbElems || w.cols % kSbElems != 0 || w.cols / kSbElems > (int64_t{1} << 24)) {
+    return false;
+  }
+  if (w.row_bytes != w.cols / kSbElems * kSbBytes) return false;
+  if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
+  const int64_t xs = p.x_stride ? p.x_stride : w.cols;
+  const int64_t os = p.out_stride ? p.out_stride : w.rows;
+  return IsAligned(w.data, 16) && IsAligned(p.x, 16) && xs % 8 == 0 && xs >= w.cols &&
+         os >= w.rows && IsAligned(p.out, DTypeSize(p.out_type));
+}
+
+bool GemmQuantMmaPreferred(const MatmulParams& p) {
+  if (!GemmQuantMmaApplies(p) || p.m < 17) return false;
+  return p.m <= 64 || (p.m <= 128 && p.w.cols < 8192);
+}
+
+Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nsplit) {
+  if (!GemmQuantMmaApplies(p)) {
+    return InvalidArgumentError("gemm_quant_mma_cuda: " + std::string(TypeName(p.w.type)) + " [" +
+                                std::to_string(p.w.rows) + ", " + std::to_string(p.w.cols) +
+                                "] with m=" + std::to_string(p.m) +
+                                " is outside the tensor-core quantized matmul");
+  }
+  if (nsplit != 0 && nsplit != 1 && nsplit != 2 && nsplit != 4 && nsplit != 8) {
+    return InvalidArgumentError("gemm_quant_mma_cuda: nsplit " + std::to_string(nsplit) +
+                                " is not 1, 2, 4 or 8");
+  }
+  MmaArgs a;
+  a.w = p.w.data;
+  a.row_bytes = p.w.row_bytes;
+  a.n = p.w.rows;
+  a.sbs = static_cast<int>(p.w.cols / kSbElems);
+  a.x = static_cast<const __half*>(p.x);
+  a.x_stride = p.x_stride ? p.x_stride : p.w.cols;
+  a.bias = p.bias;
+  a.out = p.out;
+  a.out_stride = p.out_stride ? p.out_stride : p.w.rows;
+  a.m = static_cast<int>(p.m);
+  a.out_f32 = p.out_type == DType::kF32;
+  if (nsplit > a.sbs) nsplit = 1;
+  if (a.m <= 32) return Launch<32>(a, nsplit, stream);
+  if (a.m <= 64) return Launch<64>(a, nsplit, stream);
+  return Launch<128>(a, nsplit, stream);
+}
+
+}  // namespace forge::cuda

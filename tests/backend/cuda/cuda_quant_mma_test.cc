@@ -1,0 +1,322 @@
+// The tensor-core quantized matmul for decode batches (gemm_quant_mma_cuda, Q4_K). On the host:
+// which matmuls it takes, and that the CUDA backend routes decode-batch Q4_K matmuls to it. On the
+// GPU: m = 1 .. 256 activation rows (every column tile, partial tiles), n not a multiple of the
+// 128-row tile, k of one super-block to 4096 and llama.cpp's bytes, k split over 1, 2, 4 and 8
+// CTAs of a cluster, bias, F32 and F16 outputs, strided activations and outputs, against a
+// reference in double over the CPU's F32 dequantized weights. Outputs are poisoned (NaN) and
+// followed by guard bytes; every output must be written and nothing past them.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_test_buffers.h"
+#include "backend/cuda/matmul/gemm_quant_mma.h"
+#include "backend/cuda/quant_test_data.h"
+#include "base/half.h"
+#include "support/op_harness.h"
+#include "support/test_env.h"
+
+namespace forge {
+namespace {
+
+using testing::Activations;
+using testing::DevBuf;
+using testing::QuantMatrix;
+using testing::ToBytes;
+using testing::ValueAt;
+
+constexpr double kHalfBound = 1e-2;  // DESIGN.md: F16/BF16 activations
+
+// ---- Host: which matmuls the kernel takes. ----
+
+TEST(GemmQuantMmaAppliesTest, TakesQ4KHalfActivationsUpToTheRowLimit) {
+  alignas(16) static uint8_t w[64 * 144 * 2 + 16], x[300 * 512 * 2 + 64], out[300 * 64 * 4 + 64];
+  MatmulParams p{x, 0, WeightView{GgmlType::kQ4_K, 64, 512, 288, w}, nullptr, out, 0, 1};
+  p.x_type = DType::kF16;
+  for (DType ot : {DType::kF32, DType::kF16}) {
+    p.out_type = ot;
+    for (int64_t m : {1, 2, 31, 32, 33, 64, 65, 128, 129, 256}) {
+      p.m = m;
+      EXPECT_TRUE(cuda::GemmQuantMmaApplies(p)) << DTypeName(ot) << " m=" << m;
+    }
+  }
+  struct Case {
+    const char* what;
+    void (*edit)(MatmulParams*);
+  };
+  const Case cases[] = {
+      {"more rows than the limit", [](MatmulParams* q) { q->m = cuda::kGemmQuantMmaMaxRows + 1; }},
+      {"no rows", [](MatmulParams* q) { q->m = 0; }},
+      {"BF16 activations", [](MatmulParams* q) { q->x_type = DType::kBF16; }},
+      {"F32 activations", [](MatmulParams* q) { q->x_type = DType::kF32; }},
+      {"BF16 out", [](MatmulParams* q) { q->out_type = DType::kBF16; }},
+      {"Q6_K weights",
+       [](MatmulParams* q) {
+         q->w.type = GgmlType::kQ6_K;
+         q->w.row_bytes = 420;
+       }},
+      {"Q5_K weights",
+       [](MatmulParams* q) {
+         q->w.type = GgmlType::kQ5_K;
+         q->w.row_bytes = 352;
+       }},
+      {"k not a multiple of 256",
+       [](MatmulParams* q) {
+         q->w.cols = 384;
+         q->w.row_bytes = 216;
+       }},
+      {"row bytes not the format's", [](MatmulParams* q) { q->w.row_bytes += 16; }},
+      {"weights not 16-byte aligned", [](MatmulParams* q) { q->w.data += 8; }},
+      {"x not 16-byte aligned",
+       [](MatmulParams* q) { q->x = static_cast<const uint8_t*>(q->x) + 8; }},
+      {"x stride not a multiple of 8", [](MatmulParams* q) { q->x_stride = 516; }},
+      {"x stride under k", [](MatmulParams* q) { q->x_stride = 256; }},
+      {"out stride under n", [](MatmulParams* q) { q->out_stride = 32; }},
+      {"misaligned F32 out", [](MatmulParams* q) { q->out = static_cast<uint8_t*>(q->out) + 2; }},
+      {"no weights", [](MatmulParams* q) { q->w.data = nullptr; }},
+  };
+  p.out_type = DType::kF32;
+  p.m = 17;
+  ASSERT_TRUE(cuda::GemmQuantMmaApplies(p));
+  for (const Case& c : cases) {
+    MatmulParams q = p;
+    c.edit(&q);
+    EXPECT_FALSE(cuda::GemmQuantMmaApplies(q)) << c.what;
+  }
+}
+
+// The backend takes it from 17 rows: up to 64, and up to 128 where k < 8192.
+TEST(GemmQuantMmaAppliesTest, PreferredWhereMeasuredFaster) {
+  alignas(16) static uint8_t w[16], x[16], out[16];  // never dereferenced
+  for (int64_t k : {4096, 8192, 14336}) {
+    MatmulParams p{x, 0, WeightView{GgmlType::kQ4_K, 4096, k, k / 256 * 144, w}, nullptr, out,
+                   0, 1};
+    p.x_type = DType::kF16;
+    p.out_type = DType::kF32;
+    for (int64_t m : {1, 16, 17, 32, 64, 65, 128, 129, 256}) {
+      p.m = m;
+      const bool want = m >= 17 && (m <= 64 || (m <= 128 && k < 8192));
+      EXPECT_EQ(cuda::GemmQuantMmaPreferred(p), want) << "k=" << k << " m=" << m;
+    }
+  }
+}
+
+// ---- GPU. ----
+
+// want[c][r] = sum_k x[c][k] w[r][k] (+ bias[r]) in double over the F32 dequantized weights.
+std::vector<float> Reference(const QuantMatrix& q, const std::vector<float>& x, int64_t xs,
+                             int64_t m, const std::vector<float>& bias) {
+  std::vector<float> ref(m * q.n);
+  for (int64_t c = 0; c < m; ++c) {
+    for (int64_t r = 0; r < q.n; ++r) {
+      double s = 0;
+      for (int64_t i = 0; i < q.k; ++i) {
+        s += static_cast<double>(x[c * xs + i]) * q.values[r * q.k + i];
+      }
+      ref[c * q.n + r] = static_cast<float>(s + (bias.empty() ? 0.0 : bias[r]));
+    }
+  }
+  return ref;
+}
+
+struct MmaRun {
+  int64_t m = 0, x_stride = 0, out_stride = 0;
+  DType out_type = DType::kF32;
+  const float* bias = nullptr;  // device
+  int nsplit = 0;
+};
+
+// Runs the kernel; out[c][r] widened to F32, with the guard and unwritten-output checks.
+std::vector<float> RunMma(const QuantMatrix& q, const DevBuf& w, const DevBuf& x, const MmaRun& g) {
+  const int64_t os = g.out_stride ? g.out_stride : q.n;
+  DevBuf out(((g.m - 1) * os + q.n) * DTypeSize(g.out_type));
+  MatmulParams p;
+  p.x = x.data();
+  p.x_stride = g.x_stride;
+  p.w = WeightView{q.type, q.n, q.k, q.row_bytes, w.data()};
+  p.bias = g.bias;
+  p.out = out.data();
+  p.out_stride = g.out_stride;
+  p.m = g.m;
+  p.x_type = DType::kF16;
+  p.out_type = g.out_type;
+  EXPECT_TRUE(cuda::GemmQuantMmaApplies(p));
+  const Status st = cuda::gemm_quant_mma_cuda(p, nullptr, g.nsplit);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  bool guards = false;
+  const std::vector<uint8_t> ob = out.Download(&guards);
+  EXPECT_TRUE(guards) << "write past the output";
+  std::vector<float> got(g.m * q.n);
+  int unwritten = 0;
+  for (int64_t c = 0; c < g.m; ++c) {
+    for (int64_t r = 0; r < q.n; ++r) {
+      got[c * q.n + r] = ValueAt(ob, c * os + r, g.out_type);
+      unwritten += std::isnan(got[c * q.n + r]) ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(unwritten, 0) << "outputs left as the NaN poison";
+  return got;
+}
+
+std::vector<float> RandomBias(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& f : v) f = d(rng);
+  return v;
+}
+
+class CudaQuantMmaTest : public ::testing::Test {
+ protected:
+  void SetUp() override { FORGE_REQUIRE_GPU_OR_SKIP(); }
+};
+
+// n = 7, 129, 300 (partial 128-row tiles), k = 256 .. 4096, llama.cpp's Q4_K bytes; m over every
+// column tile (32, 64, 128) and its edges, up to 256 (two 128-row tiles); out F32 with bias and
+// F16 without.
+TEST_F(CudaQuantMmaTest, MatchesReference) {
+  std::vector<QuantMatrix> ms;
+  ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 7, 256, 91));
+  ms.push_back(testing::QuantizedRandom(GgmlType::kQ4_K, 129, 768, 92));
+  ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 300, 4096, 93));
+  QuantMatrix o;
+  if (testing::OracleMatrix(GgmlType::kQ4_K, "blk.0.ffn_down.weight", &o)) {
+    ms.push_back(std::move(o));
+  } else {
+    ADD_FAILURE() << "the Q4_K oracle file is missing";
+  }
+  constexpr int64_t kMaxM = 256;
+  for (const QuantMatrix& q : ms) {
+    SCOPED_TRACE(q.what);
+    DevBuf w(q.bytes.data(), q.bytes.size());
+    const std::vector<float> bias = RandomBias(q.n, 94);
+    DevBuf bias_dev(bias.data(), bias.size() * 4);
+    const std::vector<float> x = Activations(kMaxM, q.k, q.k, true, 95);
+    const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
+    DevBuf xd(xb.data(), xb.size());
+    const std::vector<float> ref = Reference(q, x, q.k, kMaxM, {});
+    const std::vector<float> ref_b = Reference(q, x, q.k, kMaxM, bias);
+    for (int64_t m : {1, 2, 3, 8, 17, 32, 33, 64, 65, 100, 128, 129, 256}) {
+      for (DType ot : {DType::kF32, DType::kF16}) {
+        const bool with_bias = ot == DType::kF32;
+        SCOPED_TRACE("m=" + std::to_string(m) + " out " + DTypeName(ot));
+        MmaRun g;
+        g.m = m;
+        g.out_type = ot;
+        g.bias = with_bias ? reinterpret_cast<const float*>(bias_dev.data()) : nullptr;
+        const std::vector<float> got = RunMma(q, w, xd, g);
+        EXPECT_NORMALIZED_NEAR((with_bias ? ref_b : ref).data(), got.data(), m * q.n, kHalfBound);
+      }
+    }
+  }
+}
+
+// k split over 1, 2, 4 and 8 CTAs of a cluster (9 super-blocks: the last CTAs get fewer or none),
+// each tile width, and strided activations and outputs.
+TEST_F(CudaQuantMmaTest, EverySplitAndStride) {
+  const QuantMatrix q = testing::RandomBlocks(GgmlType::kQ4_K, 257, 9 * 256, 101);
+  DevBuf w(q.bytes.data(), q.bytes.size());
+  const std::vector<float> bias = RandomBias(q.n, 102);
+  DevBuf bias_dev(bias.data(), bias.size() * 4);
+  const int64_t xs = q.k + 40, max_m = 200;
+  const std::vector<float> x = Activations(max_m, q.k, xs, true, 103);
+  const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
+  DevBuf xd(xb.data(), xb.size());
+  const std::vector<float> ref = Reference(q, x, xs, max_m, bias);
+  for (int64_t m : {5, 40, 200}) {
+    for (int nsplit : {1, 2, 4, 8}) {
+      SCOPED_TRACE("m=" + std::to_string(m) + " split " + std::to_string(nsplit));
+      MmaRun g;
+      g.m = m;
+      g.x_stride = xs;
+      g.out_stride = q.n + 3;
+      g.bias = reinterpret_cast<const float*>(bias_dev.data());
+      g.nsplit = nsplit;
+      const std::vector<float> got = RunMma(q, w, xd, g);
+      EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), m * q.n, kHalfBound);
+    }
+  }
+}
+
+// A row's result does not depend on m: the rows of a 256-row call equal the same rows computed
+// alone and in a 40-row call, bit for bit (the same split).
+TEST_F(CudaQuantMmaTest, RowsDoNotDependOnTheBatch) {
+  const QuantMatrix q = testing::QuantizedRandom(GgmlType::kQ4_K, 300, 2048, 111);
+  DevBuf w(q.bytes.data(), q.bytes.size());
+  const std::vector<float> x = Activations(256, q.k, q.k, true, 112);
+  const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
+  DevBuf xd(xb.data(), xb.size());
+  MmaRun g;
+  g.nsplit = 2;
+  g.m = 256;
+  const std::vector<float> all = RunMma(q, w, xd, g);
+  g.m = 40;
+  const std::vector<float> some = RunMma(q, w, xd, g);
+  g.m = 1;
+  const std::vector<float> one = RunMma(q, w, xd, g);
+  for (int64_t r = 0; r < q.n; ++r) {
+    ASSERT_EQ(FloatBits(one[r]), FloatBits(all[r])) << "row " << r;
+    for (int64_t c = 0; c < 40; ++c) {
+      ASSERT_EQ(FloatBits(some[c * q.n + r]), FloatBits(all[c * q.n + r])) << r << " " << c;
+    }
+  }
+}
+
+// The CUDA backend's Matmul gives exactly what gemm_quant_mma_cuda gives (the kernel is
+// deterministic) where it is preferred (17, 64 and 100 rows at k = 4096): the kernel ran; at 100
+// rows with k = 8192 it is not preferred and the backend's result is within the bound.
+TEST_F(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
+  auto backend = MakeCudaBackend();
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  Backend& be = **backend;
+  for (int64_t k : {4096, 8192}) {
+    const QuantMatrix q = testing::RandomBlocks(GgmlType::kQ4_K, 129, k, 121);
+    SCOPED_TRACE(q.what);
+    DevBuf w(q.bytes.data(), q.bytes.size());
+    for (int64_t m : {17, 64, 100}) {
+      if (k == 8192 && m != 100) continue;
+      SCOPED_TRACE("m=" + std::to_string(m));
+      const std::vector<float> x = Activations(m, q.k, q.k, true, 122);
+      const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
+      DevBuf xd(xb.data(), xb.size());
+      DevBuf out(m * q.n * 4);
+      MatmulParams p;
+      p.x = xd.data();
+      p.w = WeightView{q.type, q.n, q.k, q.row_bytes, w.data()};
+      p.out = out.data();
+      p.m = m;
+      p.x_type = DType::kF16;
+      p.out_type = DType::kF32;
+      const bool preferred = k == 4096;
+      ASSERT_EQ(cuda::GemmQuantMmaPreferred(p), preferred);
+      const Status st = be.Matmul(p);
+      ASSERT_TRUE(st.ok()) << st.ToString();
+      ASSERT_TRUE(be.Synchronize().ok());
+      bool guards = false;
+      const std::vector<uint8_t> ob = out.Download(&guards);
+      EXPECT_TRUE(guards);
+      std::vector<float> got(m * q.n);
+      std::memcpy(got.data(), ob.data(), got.size() * 4);
+      if (preferred) {
+        MmaRun g;
+        g.m = m;
+        const std::vector<float> direct = RunMma(q, w, xd, g);
+        int differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) differ += FloatBits(got[i]) != FloatBits(direct[i]);
+        EXPECT_EQ(differ, 0) << "the backend's result is not the kernel's";
+      }
+      EXPECT_NORMALIZED_NEAR(Reference(q, x, q.k, m, {}).data(), got.data(), m * q.n, kHalfBound);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace forge
