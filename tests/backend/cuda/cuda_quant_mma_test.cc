@@ -92,7 +92,7 @@ TEST(GemmQuantMmaAppliesTest, TakesQ4KHalfActivationsUpToTheRowLimit) {
   }
 }
 
-// The backend takes it from 17 rows: up to 64, and up to 128 where k < 8192.
+// The backend takes it from 17 to 64 rows.
 TEST(GemmQuantMmaAppliesTest, PreferredWhereMeasuredFaster) {
   alignas(16) static uint8_t w[16], x[16], out[16];  // never dereferenced
   for (int64_t k : {4096, 8192, 14336}) {
@@ -102,7 +102,7 @@ TEST(GemmQuantMmaAppliesTest, PreferredWhereMeasuredFaster) {
     p.out_type = DType::kF32;
     for (int64_t m : {1, 16, 17, 32, 64, 65, 128, 129, 256}) {
       p.m = m;
-      const bool want = m >= 17 && (m <= 64 || (m <= 128 && k < 8192));
+      const bool want = m >= 17 && m <= 64;
       EXPECT_EQ(cuda::GemmQuantMmaPreferred(p), want) << "k=" << k << " m=" << m;
     }
   }
@@ -271,8 +271,8 @@ TEST_F(CudaQuantMmaTest, RowsDoNotDependOnTheBatch) {
 }
 
 // The CUDA backend's Matmul gives exactly what gemm_quant_mma_cuda gives (the kernel is
-// deterministic) where it is preferred (17, 64 and 100 rows at k = 4096): the kernel ran; at 100
-// rows with k = 8192 it is not preferred and the backend's result is within the bound.
+// deterministic) where it is preferred (17 and 64 rows, k = 4096 and 8192): the kernel ran; at 100
+// rows it is not preferred and the backend's result is within the bound.
 TEST_F(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
@@ -282,7 +282,6 @@ TEST_F(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());
     for (int64_t m : {17, 64, 100}) {
-      if (k == 8192 && m != 100) continue;
       SCOPED_TRACE("m=" + std::to_string(m));
       const std::vector<float> x = Activations(m, q.k, q.k, true, 122);
       const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
@@ -295,7 +294,7 @@ TEST_F(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
       p.m = m;
       p.x_type = DType::kF16;
       p.out_type = DType::kF32;
-      const bool preferred = k == 4096;
+      const bool preferred = m <= 64;
       ASSERT_EQ(cuda::GemmQuantMmaPreferred(p), preferred);
       const Status st = be.Matmul(p);
       ASSERT_TRUE(st.ok()) << st.ToString();

@@ -415,8 +415,7 @@ bool GemmQuantMmaApplies(const MatmulParams& p) {
 }
 
 bool GemmQuantMmaPreferred(const MatmulParams& p) {
-  if (!GemmQuantMmaApplies(p) || p.m < 17) return false;
-  return p.m <= 64 || (p.m <= 128 && p.w.cols < 8192);
+  return GemmQuantMmaApplies(p) && p.m >= 17 && p.m <= 64;
 }
 
 Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nsplit) {

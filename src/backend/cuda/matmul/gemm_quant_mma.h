@@ -34,10 +34,13 @@ inline constexpr int64_t kGemmQuantMmaMaxRows = 256;
 // of 8 elements), out F32 or F16.
 bool GemmQuantMmaApplies(const MatmulParams& p);
 
-// Whether the CUDA backend takes it: 17 to 64 rows, and up to 128 where k < 8192. Measured on an
-// H100 against the register-decoding GEMV (up to 32 rows), the fused GEMM (up to 64) and
-// dequantize + cuBLAS (bench/results/gemv-mma-h100-2026-11-25-s10.txt): faster at 16 rows only on
-// 14336 x 4096, at 128 rows only on 14336 x 4096 (k = 4096), slower at 256.
+// Whether the CUDA backend takes it: 17 to 64 rows. Measured on an H100 against the register-
+// decoding GEMV (up to 32 rows), the fused GEMM (up to 64) and dequantize + cuBLAS
+// (bench/results/gemv-mma-h100-2026-11-25-s10.txt): faster from 17 to 64 rows on 14336 x 4096
+// and 4096 x 14336, slower at 16 rows on 4096 x 14336 and at 256 on both. At 128 rows it was
+// faster alone on 14336 x 4096 but the Llama-3-8B-shaped Q4_K_M decode step at 128 sequences
+// ran 3% slower with it (its 28672-row gate/up projection takes 1.7 waves of one CTA per SM), so
+// 65 rows and more stay with dequantize + cuBLAS.
 bool GemmQuantMmaPreferred(const MatmulParams& p);
 
 // Requires: GemmQuantMmaApplies(p) (else InvalidArgument). nsplit: the CTAs of a cluster splitting
