@@ -10,8 +10,10 @@
 // the one that writes the activations (pdl.cuh).
 //   - A fragments are decoded in registers: each lane reads the 16 quant bytes of a 16-element run
 //     of its two rows, picks its 4 bytes, and turns each nibble pair into f16x2 values
-//     q * f16(d * sc) with one LOP3 and one f16x2 FMA ((1024 + q) s - 1024 s). The k order is the
-//     natural one, so B fragments come straight from ldmatrix.x4 (two 8-row tiles per load).
+//     q * f16(d * sc): a LOP3 gives (1024 + q) or (1024 + 16 q), one f16x2 add or FMA the exact
+//     integer q, one f16x2 multiply the product (no intermediate exceeds the weight, whatever d
+//     is). The k order is the natural one, so B fragments come straight from ldmatrix.x4 (two
+//     8-row tiles per load).
 //   - The min term, -dmin * m * sum(x over the 32-element sub-block), is one more MMA per
 //     super-block and tile: A holds -f16(dmin * m) of sub-blocks 2t, 2t + 1, B the sub-block sums
 //     of the activations as an F16 pair (hi + lo, within 2^-22 of the F32 sum), computed once per
