@@ -485,7 +485,7 @@ TEST_P(CudaQuantGemmTest, ViewsAndStrides) {
   }
 }
 
-// Where the backend prefers the fused GEMM (Q4_0 at 17 and 64 rows; Q4_K from 17 rows takes the
+// Where the backend prefers the fused GEMM (Q4_0 at 17 and 64 rows; Q4_K from 9 rows takes the
 // tensor-core quantized matmul first: cuda_quant_mma_test.cc), its Matmul on a quantized weight
 // with F16 activations gives exactly what gemm_quant_cuda gives (the kernel is deterministic): the
 // fused GEMM ran. Elsewhere (every format at 512 rows) it does not prefer it, and its dequantize +

@@ -92,7 +92,7 @@ TEST(GemmQuantMmaAppliesTest, TakesQ4KHalfActivationsUpToTheRowLimit) {
   }
 }
 
-// The backend takes it from 17 to 64 rows.
+// The backend takes it from 9 to 64 rows.
 TEST(GemmQuantMmaAppliesTest, PreferredWhereMeasuredFaster) {
   alignas(16) static uint8_t w[16], x[16], out[16];  // never dereferenced
   for (int64_t k : {4096, 8192, 14336}) {
@@ -100,9 +100,9 @@ TEST(GemmQuantMmaAppliesTest, PreferredWhereMeasuredFaster) {
                    0, 1};
     p.x_type = DType::kF16;
     p.out_type = DType::kF32;
-    for (int64_t m : {1, 16, 17, 32, 64, 65, 128, 129, 256}) {
+    for (int64_t m : {1, 8, 9, 16, 17, 32, 64, 65, 128, 129, 256}) {
       p.m = m;
-      const bool want = m >= 17 && m <= 64;
+      const bool want = m >= 9 && m <= 64;
       EXPECT_EQ(cuda::GemmQuantMmaPreferred(p), want) << "k=" << k << " m=" << m;
     }
   }
@@ -271,8 +271,8 @@ TEST_F(CudaQuantMmaTest, RowsDoNotDependOnTheBatch) {
 }
 
 // The CUDA backend's Matmul gives exactly what gemm_quant_mma_cuda gives (the kernel is
-// deterministic) where it is preferred (17 and 64 rows, k = 4096 and 8192): the kernel ran; at 100
-// rows it is not preferred and the backend's result is within the bound.
+// deterministic) where it is preferred (9, 17 and 64 rows, k = 4096 and 8192): the kernel ran; at
+// 100 rows it is not preferred and the backend's result is within the bound.
 TEST_F(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
@@ -281,7 +281,7 @@ TEST_F(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
     const QuantMatrix q = testing::RandomBlocks(GgmlType::kQ4_K, 129, k, 121);
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());
-    for (int64_t m : {17, 64, 100}) {
+    for (int64_t m : {9, 17, 64, 100}) {
       SCOPED_TRACE("m=" + std::to_string(m));
       const std::vector<float> x = Activations(m, q.k, q.k, true, 122);
       const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);

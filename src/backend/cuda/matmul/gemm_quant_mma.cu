@@ -77,11 +77,6 @@ __device__ __forceinline__ void Ldmatrix4(uint32_t addr, uint32_t (&r)[4]) {
                : "r"(addr));
 }
 
-__device__ __forceinline__ uint32_t Half2Of(float v) {
-  const uint32_t h = __half_as_ushort(__float2half_rn(v));
-  return h | (h << 16);
-}
-
 // The 6-bit scales (sc) and mins (mn) of sub-blocks 4c .. 4c + 3 as bytes, from header words
 // y, z, w (scales[0..3], [4..7], [8..11]).
 __device__ __forceinline__ void Packed(const uint4& hdr, int c, uint32_t* sc, uint32_t* mn) {
@@ -200,61 +195,67 @@ __global__ void __launch_bounds__(kThreads, Layout<BN>::kCtasPerSm)
     const uint8_t* rb = ra + 8 * kSbBytes;
     const uint4 ha = *reinterpret_cast<const uint4*>(ra);
     const uint4 hb = *reinterpret_cast<const uint4*>(rb);
-    const float2 dda = __half22float2(*reinterpret_cast<const __half2*>(&ha.x));
-    const float2 ddb = __half22float2(*reinterpret_cast<const __half2*>(&hb.x));
     const uint32_t xst_s = sbase + slot * L::kStage + kWStage + ldm_off;
+    const uint32_t da = ha.x & 0xFFFFu, db = hb.x & 0xFFFFu;
+    const uint32_t da2 = da | (da << 16), db2 = db | (db << 16);  // half2(d, d)
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int c = j >> 1;
+    for (int c = 0; c < 2; ++c) {
       uint32_t sca, mna, scb, mnb;
       Packed(ha, c, &sca, &mna);
       Packed(hb, c, &scb, &mnb);
-      // Sub-blocks 2j (h = 0) and 2j + 1: bytes 2 (j & 1) and 2 (j & 1) + 1 of the packed words.
-      float s_a[2], s_b[2];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int byte = 2 * (j & 1) + h;
-        s_a[h] = dda.x * static_cast<float>((sca >> (8 * byte)) & 0xFFu);
-        s_b[h] = ddb.x * static_cast<float>((scb >> (8 * byte)) & 0xFFu);
-      }
-      // The nibbles become exact F16 integers ((1024 + q) - 1024; (1024 + 16 q) / 16 - 64), then
-      // times f16(d sc): no intermediate exceeds the weight itself.
-      const uint32_t sla = Half2Of(s_a[0]), slb = Half2Of(s_b[0]);
-      const uint32_t sha = Half2Of(s_a[1]), shb = Half2Of(s_b[1]);
+      for (int jj = 0; jj < 2; ++jj) {
+        const int j = 2 * c + jj;
+        // Sub-blocks 2j (low nibbles) and 2j + 1 (high): bytes 2 jj and 2 jj + 1 of the packed
+        // words as exact half2 (sc, sc), times d: half2 f16(d sc).
+        const uint32_t sel_lo = (2 * jj) | 0x4040u | ((2 * jj) << 8), sel_hi = sel_lo + 0x101u;
+        const uint32_t sla =
+            gq::Hmul2(gq::Hadd2(__byte_perm(sca, 0x64646464u, sel_lo), 0xE400E400u), da2);
+        const uint32_t slb =
+            gq::Hmul2(gq::Hadd2(__byte_perm(scb, 0x64646464u, sel_lo), 0xE400E400u), db2);
+        const uint32_t sha =
+            gq::Hmul2(gq::Hadd2(__byte_perm(sca, 0x64646464u, sel_hi), 0xE400E400u), da2);
+        const uint32_t shb =
+            gq::Hmul2(gq::Hadd2(__byte_perm(scb, 0x64646464u, sel_hi), 0xE400E400u), db2);
 #pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        // This lane's bytes 2t, 2t + 1, 8 + 2t, 9 + 2t of the run as [2t, 8 + 2t, 2t + 1, 9 + 2t].
-        const uint4 va = *reinterpret_cast<const uint4*>(ra + 16 + 32 * j + 16 * u);
-        const uint4 vb = *reinterpret_cast<const uint4*>(rb + 16 + 32 * j + 16 * u);
-        const uint32_t sel = (t & 1) ? 0x7362u : 0x5140u;
-        const uint32_t pa = __byte_perm((t >> 1) ? va.y : va.x, (t >> 1) ? va.w : va.z, sel);
-        const uint32_t pb = __byte_perm((t >> 1) ? vb.y : vb.x, (t >> 1) ? vb.w : vb.z, sel);
-        const uint32_t pa8 = pa >> 8, pb8 = pb >> 8;
-        auto lo = [](uint32_t p, uint32_t s) {
-          return gq::Hmul2(gq::Hadd2(AndOr(p, 0x000F000Fu, kMagic), 0xE400E400u), s);
-        };
-        auto hi = [](uint32_t p, uint32_t s) {
-          return gq::Hmul2(gq::Hfma2(AndOr(p, 0x00F000F0u, kMagic), 0x2C002C00u, 0xD400D400u), s);
-        };
-        // h = 0 (low nibbles, sub-block 2j) and h = 1 (high nibbles, 2j + 1).
-        uint32_t af[2][4];
-        af[0][0] = lo(pa, sla);
-        af[0][1] = lo(pb, slb);
-        af[0][2] = lo(pa8, sla);
-        af[0][3] = lo(pb8, slb);
-        af[1][0] = hi(pa, sha);
-        af[1][1] = hi(pb, shb);
-        af[1][2] = hi(pa8, sha);
-        af[1][3] = hi(pb8, shb);
+        for (int u = 0; u < 2; ++u) {
+          // This lane's bytes 2t, 2t + 1, 8 + 2t, 9 + 2t of the run as [2t, 8 + 2t, 2t + 1, 9 +
+          // 2t].
+          const uint4 va = *reinterpret_cast<const uint4*>(ra + 16 + 32 * j + 16 * u);
+          const uint4 vb = *reinterpret_cast<const uint4*>(rb + 16 + 32 * j + 16 * u);
+          const uint32_t sel = (t & 1) ? 0x7362u : 0x5140u;
+          const uint32_t pa = __byte_perm((t >> 1) ? va.y : va.x, (t >> 1) ? va.w : va.z, sel);
+          const uint32_t pb = __byte_perm((t >> 1) ? vb.y : vb.x, (t >> 1) ? vb.w : vb.z, sel);
+          const uint32_t pa8 = pa >> 8, pb8 = pb >> 8;
+          // The nibbles become exact F16 integers ((1024 + q) - 1024; (1024 + 16 q) / 16 - 64),
+          // then times f16(d sc): no intermediate exceeds the weight itself.
+          auto lo = [](uint32_t p, uint32_t s) {
+            return gq::Hmul2(gq::Hadd2(AndOr(p, 0x000F000Fu, kMagic), 0xE400E400u), s);
+          };
+          auto hi = [](uint32_t p, uint32_t s) {
+            return gq::Hmul2(gq::Hfma2(AndOr(p, 0x00F000F0u, kMagic), 0x2C002C00u, 0xD400D400u), s);
+          };
+          // h = 0 (low nibbles, sub-block 2j) and h = 1 (high nibbles, 2j + 1).
+          uint32_t af[2][4];
+          af[0][0] = lo(pa, sla);
+          af[0][1] = lo(pb, slb);
+          af[0][2] = lo(pa8, sla);
+          af[0][3] = lo(pb8, slb);
+          af[1][0] = hi(pa, sha);
+          af[1][1] = hi(pb, shb);
+          af[1][2] = hi(pa8, sha);
+          af[1][3] = hi(pb8, shb);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int e0 = 64 * j + 32 * h + 16 * u;
+          for (int h = 0; h < 2; ++h) {
+            const int e0 = 64 * j + 32 * h + 16 * u;
 #pragma unroll
-          for (int p = 0; p < kNT / 2; ++p) {
-            uint32_t b[4];
-            Ldmatrix4(xst_s + p * 16 * kXRow + 2 * e0, b);
-            gq::Mma(acc[2 * p], af[h][0], af[h][1], af[h][2], af[h][3], make_uint2(b[0], b[1]));
-            gq::Mma(acc[2 * p + 1], af[h][0], af[h][1], af[h][2], af[h][3], make_uint2(b[2], b[3]));
+            for (int p = 0; p < kNT / 2; ++p) {
+              uint32_t b[4];
+              Ldmatrix4(xst_s + p * 16 * kXRow + 2 * e0, b);
+              gq::Mma(acc[2 * p], af[h][0], af[h][1], af[h][2], af[h][3], make_uint2(b[0], b[1]));
+              gq::Mma(acc[2 * p + 1], af[h][0], af[h][1], af[h][2], af[h][3],
+                      make_uint2(b[2], b[3]));
+            }
           }
         }
       }
@@ -262,21 +263,17 @@ __global__ void __launch_bounds__(kThreads, Layout<BN>::kCtasPerSm)
     // Min term: A = -f16(dmin * mn) of sub-blocks 2t, 2t + 1 (k-slots 2t, 2t + 1 against the sums'
     // hi parts, 2t + 8, 2t + 9 against their lo parts).
     {
-      const int c = t >> 1;
       uint32_t sca, mna, scb, mnb;
-      Packed(ha, c, &sca, &mna);
-      Packed(hb, c, &scb, &mnb);
-      const int b0 = 2 * (t & 1);
-      const __half ma0 = __float2half_rn(-dda.y * static_cast<float>((mna >> (8 * b0)) & 0xFFu));
-      const __half ma1 =
-          __float2half_rn(-dda.y * static_cast<float>((mna >> (8 * b0 + 8)) & 0xFFu));
-      const __half mb0 = __float2half_rn(-ddb.y * static_cast<float>((mnb >> (8 * b0)) & 0xFFu));
-      const __half mb1 =
-          __float2half_rn(-ddb.y * static_cast<float>((mnb >> (8 * b0 + 8)) & 0xFFu));
-      const uint32_t ma =
-          __half_as_ushort(ma0) | (static_cast<uint32_t>(__half_as_ushort(ma1)) << 16);
-      const uint32_t mb =
-          __half_as_ushort(mb0) | (static_cast<uint32_t>(__half_as_ushort(mb1)) << 16);
+      Packed(ha, t >> 1, &sca, &mna);
+      Packed(hb, t >> 1, &scb, &mnb);
+      const uint32_t b0 = 2 * (t & 1);
+      const uint32_t sel =
+          b0 | 0x4040u | ((b0 + 1) << 8);  // half2(1024 + mn[b0], 1024 + mn[b0 + 1])
+      const uint32_t ndma = (ha.x >> 16) ^ 0x8000u, ndmb = (hb.x >> 16) ^ 0x8000u;  // -dmin
+      const uint32_t ma = gq::Hmul2(gq::Hadd2(__byte_perm(mna, 0x64646464u, sel), 0xE400E400u),
+                                    ndma | (ndma << 16));
+      const uint32_t mb = gq::Hmul2(gq::Hadd2(__byte_perm(mnb, 0x64646464u, sel), 0xE400E400u),
+                                    ndmb | (ndmb << 16));
 #pragma unroll
       for (int jt = 0; jt < kNT; ++jt) {
         uint2 bs;
@@ -326,14 +323,50 @@ __global__ void __launch_bounds__(kThreads, Layout<BN>::kCtasPerSm)
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();
-  const int rows_per = kBM / nsplit;
+  // Each thread takes runs of 4 rows of one column, kBatch runs at a time, and issues every
+  // rank's loads of a batch before adding any (the distributed shared-memory loads overlap).
+  constexpr int kBatch = 2;
+  const int log_quads = 5 - __ffs(nsplit) + 1;  // log2(rows_per / 4), rows_per = 128 / nsplit
+  const int rows_per = kBM / nsplit, total = BN << log_quads;
   const int rank = static_cast<int>(cluster.block_rank());
-  for (int idx = threadIdx.x; idx < BN * rows_per; idx += kThreads) {
-    const int c = idx / rows_per, r = rank * rows_per + idx % rows_per;
-    if (col0 + c >= a.m || row0 + r >= a.n) continue;
-    float sum = 0.0f;
-    for (int s = 0; s < nsplit; ++s) sum += cluster.map_shared_rank(red, s)[c * L::kRedStride + r];
-    store(row0 + r, col0 + c, sum);
+  const float* parts[kMaxSplit];
+#pragma unroll
+  for (int s = 0; s < kMaxSplit; ++s) parts[s] = cluster.map_shared_rank(red, s < nsplit ? s : 0);
+  for (int base = threadIdx.x; base < total; base += kBatch * kThreads) {
+    float4 v[kBatch][kMaxSplit];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int idx = min(base + b * kThreads, total - 1);
+      const int c = idx >> log_quads, r = rank * rows_per + 4 * (idx & ((1 << log_quads) - 1));
+#pragma unroll
+      for (int s = 0; s < kMaxSplit; ++s) {
+        if (s < nsplit) {
+          v[b][s] = *reinterpret_cast<const float4*>(parts[s] + c * L::kRedStride + r);
+        }
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int idx = base + b * kThreads;
+      if (idx >= total) break;
+      const int c = idx >> log_quads, r = rank * rows_per + 4 * (idx & ((1 << log_quads) - 1));
+      if (col0 + c >= a.m) continue;
+      float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+      for (int s = 0; s < kMaxSplit; ++s) {
+        if (s < nsplit) {
+          sum.x += v[b][s].x;
+          sum.y += v[b][s].y;
+          sum.z += v[b][s].z;
+          sum.w += v[b][s].w;
+        }
+      }
+      const float sv[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        if (row0 + r + i < a.n) store(row0 + r + i, col0 + c, sv[i]);
+      }
+    }
   }
   cluster.sync();  // keep this CTA's partial sums alive until the others have read them
 }
@@ -415,7 +448,7 @@ bool GemmQuantMmaApplies(const MatmulParams& p) {
 }
 
 bool GemmQuantMmaPreferred(const MatmulParams& p) {
-  return GemmQuantMmaApplies(p) && p.m >= 17 && p.m <= 64;
+  return GemmQuantMmaApplies(p) && p.m >= 9 && p.m <= 64;
 }
 
 Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nsplit) {
@@ -442,6 +475,7 @@ Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nspli
   a.m = static_cast<int>(p.m);
   a.out_f32 = p.out_type == DType::kF32;
   if (nsplit > a.sbs) nsplit = 1;
+  if (a.m <= 16) return Launch<16>(a, nsplit, stream);
   if (a.m <= 32) return Launch<32>(a, nsplit, stream);
   if (a.m <= 64) return Launch<64>(a, nsplit, stream);
   return Launch<128>(a, nsplit, stream);

@@ -1,13 +1,14 @@
 // gemm_quant_mma_cuda: the quantized matmul for decode batches (a few to a few hundred F16
 // activation rows) with Q4_K weights, on the tensor cores, reading the stored blocks once.
 //
-// Design. A CTA of 8 warps owns 128 weight rows (16 per warp) and a tile of 32, 64 or 128
-// activation rows; the k range may be split over a cluster of 2, 4 or 8 CTAs whose F32 partial
-// sums are added in rank order through distributed shared memory (deterministic). Per 256-element
-// super-block, cp.async stages the CTA's 128 stored rows (144 bytes each) and the tile's
-// activations (512 bytes per row, rows 528 bytes apart so ldmatrix meets no bank conflicts) into a
-// ring of 2-3 stages; the weights of the first stages are in flight before the kernel waits for
-// the one that writes the activations (pdl.cuh).
+// Design. A CTA of 8 warps owns 128 weight rows (16 per warp) and a tile of 16, 32, 64 or 128
+// activation rows; the k range may be split over a cluster of 2, 4 or 8 CTAs (as many as still
+// run in one wave) whose F32 partial sums are added in rank order through distributed shared
+// memory (deterministic).
+// Per 256-element super-block, cp.async stages the CTA's 128 stored rows (144 bytes each) and the
+// tile's activations (512 bytes per row, rows 528 bytes apart so ldmatrix meets no bank conflicts)
+// into a ring of 2-3 stages; the weights of the first stages are in flight before the kernel waits
+// for the one that writes the activations (pdl.cuh).
 //   - A fragments are decoded in registers: each lane reads the 16 quant bytes of a 16-element run
 //     of its two rows, picks its 4 bytes, and turns each nibble pair into f16x2 values
 //     q * f16(d * sc): a LOP3 gives (1024 + q) or (1024 + 16 q), one f16x2 add or FMA the exact
@@ -36,13 +37,13 @@ inline constexpr int64_t kGemmQuantMmaMaxRows = 256;
 // of 8 elements), out F32 or F16.
 bool GemmQuantMmaApplies(const MatmulParams& p);
 
-// Whether the CUDA backend takes it: 17 to 64 rows. Measured on an H100 against the register-
+// Whether the CUDA backend takes it: 9 to 64 rows. Measured on an H100 against the register-
 // decoding GEMV (up to 32 rows), the fused GEMM (up to 64) and dequantize + cuBLAS
-// (bench/results/gemv-mma-h100-2026-11-25-s10.txt): faster from 17 to 64 rows on 14336 x 4096
-// and 4096 x 14336, slower at 16 rows on 4096 x 14336 and at 256 on both. At 128 rows it was
-// faster alone on 14336 x 4096 but the Llama-3-8B-shaped Q4_K_M decode step at 128 sequences
-// ran 3% slower with it (its 28672-row gate/up projection takes 1.7 waves of one CTA per SM), so
-// 65 rows and more stay with dequantize + cuBLAS.
+// (bench/results/gemv-mma-h100-2026-11-25-s10*.txt): faster from 9 (one 16-row tile) to 64 rows
+// on 14336 x 4096, and from 17 on 4096 x 14336 (even at 16); the register GEMV stays faster up to
+// 8 rows. At 128 rows it was faster alone on 14336 x 4096, but the Llama-3-8B-shaped Q4_K_M decode
+// step at 128 sequences ran 3% slower with it (its 28672-row gate/up projection takes 1.7 waves
+// of one CTA per SM), so 65 rows and more stay with dequantize + cuBLAS.
 bool GemmQuantMmaPreferred(const MatmulParams& p);
 
 // Requires: GemmQuantMmaApplies(p) (else InvalidArgument). nsplit: the CTAs of a cluster splitting
