@@ -1,7 +1,7 @@
-// The tensor-core quantized matmul for decode batches (gemm_quant_mma_cuda, Q4_K). On the host:
-// which matmuls it takes, and that the CUDA backend routes decode-batch Q4_K matmuls to it. On the
-// GPU: m = 1 .. 256 activation rows (every column tile, partial tiles), n not a multiple of the
-// 128-row tile, k of one super-block to 4096 and llama.cpp's bytes, k split over 1, 2, 4 and 8
+// The tensor-core quantized matmul for decode batches (gemm_quant_mma_cuda, Q4_K and Q6_K). On the
+// host: which matmuls it takes, and that the CUDA backend routes decode-batch Q4_K matmuls to it.
+// On the GPU: m = 1 .. 256 activation rows (every column tile, partial tiles), n not a multiple of
+// the 128-row tile, k of one super-block to 4096 and llama.cpp's bytes, k split over 1, 2, 4 and 8
 // CTAs of a cluster, bias, F32 and F16 outputs, strided activations and outputs, against a
 // reference in double over the CPU's F32 dequantized weights. Outputs are poisoned (NaN) and
 // followed by guard bytes; every output must be written and nothing past them.
@@ -36,8 +36,8 @@ constexpr double kHalfBound = 1e-2;  // DESIGN.md: F16/BF16 activations
 
 // ---- Host: which matmuls the kernel takes. ----
 
-TEST(GemmQuantMmaAppliesTest, TakesQ4KHalfActivationsUpToTheRowLimit) {
-  alignas(16) static uint8_t w[64 * 144 * 2 + 16], x[300 * 512 * 2 + 64], out[300 * 64 * 4 + 64];
+TEST(GemmQuantMmaAppliesTest, TakesQ4KAndQ6KHalfActivationsUpToTheRowLimit) {
+  alignas(16) static uint8_t w[64 * 8 * 210 + 16], x[300 * 512 * 2 + 64], out[300 * 64 * 4 + 64];
   MatmulParams p{x, 0, WeightView{GgmlType::kQ4_K, 64, 512, 288, w}, nullptr, out, 0, 1};
   p.x_type = DType::kF16;
   for (DType ot : {DType::kF32, DType::kF16}) {
@@ -57,7 +57,7 @@ TEST(GemmQuantMmaAppliesTest, TakesQ4KHalfActivationsUpToTheRowLimit) {
       {"BF16 activations", [](MatmulParams* q) { q->x_type = DType::kBF16; }},
       {"F32 activations", [](MatmulParams* q) { q->x_type = DType::kF32; }},
       {"BF16 out", [](MatmulParams* q) { q->out_type = DType::kBF16; }},
-      {"Q6_K weights",
+      {"Q6_K weights with k not a multiple of 2048",
        [](MatmulParams* q) {
          q->w.type = GgmlType::kQ6_K;
          q->w.row_bytes = 420;
@@ -84,6 +84,11 @@ TEST(GemmQuantMmaAppliesTest, TakesQ4KHalfActivationsUpToTheRowLimit) {
   };
   p.out_type = DType::kF32;
   p.m = 17;
+  {
+    MatmulParams q6 = p;
+    q6.w = WeightView{GgmlType::kQ6_K, 64, 2048, 8 * 210, w};
+    EXPECT_TRUE(cuda::GemmQuantMmaApplies(q6)) << "Q6_K at k = 2048";
+  }
   ASSERT_TRUE(cuda::GemmQuantMmaApplies(p));
   for (const Case& c : cases) {
     MatmulParams q = p;
@@ -92,7 +97,7 @@ TEST(GemmQuantMmaAppliesTest, TakesQ4KHalfActivationsUpToTheRowLimit) {
   }
 }
 
-// The backend takes it from 9 to 64 rows.
+// The backend takes it for Q4_K from 9 to 64 rows, for Q6_K from 2 to 64.
 TEST(GemmQuantMmaAppliesTest, PreferredWhereMeasuredFaster) {
   alignas(16) static uint8_t w[16], x[16], out[16];  // never dereferenced
   for (int64_t k : {4096, 8192, 14336}) {
@@ -104,6 +109,9 @@ TEST(GemmQuantMmaAppliesTest, PreferredWhereMeasuredFaster) {
       p.m = m;
       const bool want = m >= 9 && m <= 64;
       EXPECT_EQ(cuda::GemmQuantMmaPreferred(p), want) << "k=" << k << " m=" << m;
+      MatmulParams q6 = p;
+      q6.w = WeightView{GgmlType::kQ6_K, 4096, k, k / 256 * 210, w};
+      EXPECT_EQ(cuda::GemmQuantMmaPreferred(q6), m >= 2 && m <= 64) << "Q6_K k=" << k << " m=" << m;
     }
   }
 }
@@ -174,24 +182,30 @@ std::vector<float> RandomBias(int64_t n, uint64_t seed) {
   return v;
 }
 
-class CudaQuantMmaTest : public ::testing::Test {
+class CudaQuantMmaTest : public ::testing::TestWithParam<GgmlType> {
  protected:
   void SetUp() override { FORGE_REQUIRE_GPU_OR_SKIP(); }
 };
 
-// n = 7, 129, 300 (partial 128-row tiles), k = 256 .. 4096, llama.cpp's Q4_K bytes; m over every
-// column tile (32, 64, 128) and its edges, up to 256 (two 128-row tiles); out F32 with bias and
-// F16 without.
-TEST_F(CudaQuantMmaTest, MatchesReference) {
+std::string FormatName(const ::testing::TestParamInfo<GgmlType>& info) {
+  return std::string(TypeName(info.param));
+}
+
+// n = 7, 129, 300 (partial 128-row tiles), k from one super-block (Q6_K: 2048) to 4096, and
+// llama.cpp's bytes of the format (where its k fits); m over every column tile (16, 32, 64, 128)
+// and its edges, up to 256 (two 128-row tiles); out F32 with bias and F16 without.
+TEST_P(CudaQuantMmaTest, MatchesReference) {
+  const GgmlType t = GetParam();
+  const bool q6 = t == GgmlType::kQ6_K;
   std::vector<QuantMatrix> ms;
-  ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 7, 256, 91));
-  ms.push_back(testing::QuantizedRandom(GgmlType::kQ4_K, 129, 768, 92));
-  ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 300, 4096, 93));
+  ms.push_back(testing::RandomBlocks(t, 7, q6 ? 2048 : 256, 91));
+  ms.push_back(testing::QuantizedRandom(t, 129, q6 ? 2048 : 768, 92));
+  ms.push_back(testing::RandomBlocks(t, 300, 4096, 93));
   QuantMatrix o;
-  if (testing::OracleMatrix(GgmlType::kQ4_K, "blk.0.ffn_down.weight", &o)) {
-    ms.push_back(std::move(o));
+  if (testing::OracleMatrix(t, "blk.0.ffn_down.weight", &o)) {
+    if (o.k % (q6 ? 2048 : 256) == 0) ms.push_back(std::move(o));
   } else {
-    ADD_FAILURE() << "the Q4_K oracle file is missing";
+    ADD_FAILURE() << "the " << TypeName(t) << " oracle file is missing";
   }
   constexpr int64_t kMaxM = 256;
   for (const QuantMatrix& q : ms) {
@@ -219,10 +233,12 @@ TEST_F(CudaQuantMmaTest, MatchesReference) {
   }
 }
 
-// k split over 1, 2, 4 and 8 CTAs of a cluster (9 super-blocks: the last CTAs get fewer or none),
-// each tile width, and strided activations and outputs.
-TEST_F(CudaQuantMmaTest, EverySplitAndStride) {
-  const QuantMatrix q = testing::RandomBlocks(GgmlType::kQ4_K, 257, 9 * 256, 101);
+// k split over 1, 2, 4 and 8 CTAs of a cluster (Q4_K: 9 super-blocks, the last CTAs get fewer or
+// none; Q6_K: 24), each tile width, and strided activations and outputs.
+TEST_P(CudaQuantMmaTest, EverySplitAndStride) {
+  const GgmlType t = GetParam();
+  const QuantMatrix q =
+      testing::RandomBlocks(t, 257, t == GgmlType::kQ6_K ? 24 * 256 : 9 * 256, 101);
   DevBuf w(q.bytes.data(), q.bytes.size());
   const std::vector<float> bias = RandomBias(q.n, 102);
   DevBuf bias_dev(bias.data(), bias.size() * 4);
@@ -231,7 +247,7 @@ TEST_F(CudaQuantMmaTest, EverySplitAndStride) {
   const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
   DevBuf xd(xb.data(), xb.size());
   const std::vector<float> ref = Reference(q, x, xs, max_m, bias);
-  for (int64_t m : {5, 40, 200}) {
+  for (int64_t m : {5, 20, 40, 200}) {
     for (int nsplit : {1, 2, 4, 8}) {
       SCOPED_TRACE("m=" + std::to_string(m) + " split " + std::to_string(nsplit));
       MmaRun g;
@@ -248,8 +264,8 @@ TEST_F(CudaQuantMmaTest, EverySplitAndStride) {
 
 // A row's result does not depend on m: the rows of a 256-row call equal the same rows computed
 // alone and in a 40-row call, bit for bit (the same split).
-TEST_F(CudaQuantMmaTest, RowsDoNotDependOnTheBatch) {
-  const QuantMatrix q = testing::QuantizedRandom(GgmlType::kQ4_K, 300, 2048, 111);
+TEST_P(CudaQuantMmaTest, RowsDoNotDependOnTheBatch) {
+  const QuantMatrix q = testing::QuantizedRandom(GetParam(), 300, 2048, 111);
   DevBuf w(q.bytes.data(), q.bytes.size());
   const std::vector<float> x = Activations(256, q.k, q.k, true, 112);
   const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
@@ -273,15 +289,16 @@ TEST_F(CudaQuantMmaTest, RowsDoNotDependOnTheBatch) {
 // The CUDA backend's Matmul gives exactly what gemm_quant_mma_cuda gives (the kernel is
 // deterministic) where it is preferred (9, 17 and 64 rows, k = 4096 and 8192): the kernel ran; at
 // 100 rows it is not preferred and the backend's result is within the bound.
-TEST_F(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
+TEST_P(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
+  const GgmlType t = GetParam();
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   Backend& be = **backend;
   for (int64_t k : {4096, 8192}) {
-    const QuantMatrix q = testing::RandomBlocks(GgmlType::kQ4_K, 129, k, 121);
+    const QuantMatrix q = testing::RandomBlocks(t, 129, k, 121);
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());
-    for (int64_t m : {9, 17, 64, 100}) {
+    for (int64_t m : {2, 9, 17, 64, 100}) {
       SCOPED_TRACE("m=" + std::to_string(m));
       const std::vector<float> x = Activations(m, q.k, q.k, true, 122);
       const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
@@ -294,7 +311,7 @@ TEST_F(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
       p.m = m;
       p.x_type = DType::kF16;
       p.out_type = DType::kF32;
-      const bool preferred = m <= 64;
+      const bool preferred = m >= (t == GgmlType::kQ6_K ? 2 : 9) && m <= 64;
       ASSERT_EQ(cuda::GemmQuantMmaPreferred(p), preferred);
       const Status st = be.Matmul(p);
       ASSERT_TRUE(st.ok()) << st.ToString();
@@ -316,6 +333,9 @@ TEST_F(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Formats, CudaQuantMmaTest,
+                         ::testing::Values(GgmlType::kQ4_K, GgmlType::kQ6_K), FormatName);
 
 }  // namespace
 }  // namespace forge

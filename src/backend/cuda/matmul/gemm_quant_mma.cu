@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <type_traits>
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
@@ -30,11 +31,25 @@ constexpr int kWarps = 8;
 constexpr int kThreads = 32 * kWarps;
 constexpr int kBM = 16 * kWarps;  // weight rows per CTA
 constexpr int kSbElems = 256;
-constexpr int kSbBytes = 144;
-constexpr int kWStage = kBM * kSbBytes;   // the CTA's rows of one super-block, 144 bytes apart
 constexpr int kXRow = 2 * kSbElems + 16;  // bytes between activation rows of a stage
 constexpr int kMaxSplit = 8;
 constexpr uint32_t kMagic = 0x64006400u;  // half2(1024, 1024)
+
+// The formats: stored super-block bytes, the bytes of a row's slot in a stage, whether the
+// format has a min term (then the stage's activation sub-block sums are needed).
+struct Q4K {
+  static constexpr int kSbBytes = 144;
+  static constexpr int kSlot = 144;  // 16-byte aligned in the row: copied as is
+  static constexpr bool kMins = true;
+};
+// Q6_K super-blocks (210 bytes) start 2-byte aligned: a slot holds the 16-byte chunks covering
+// one (13 or 14), the super-block at offset (210 sb) % 16 = 2 sb % 16 in it (rows are 16-byte
+// aligned). 240-byte slots put the 8 rows a warp reads at once in distinct banks.
+struct Q6K {
+  static constexpr int kSbBytes = 210;
+  static constexpr int kSlot = 240;
+  static constexpr bool kMins = false;
+};
 
 struct MmaArgs {
   const uint8_t* w = nullptr;
@@ -51,14 +66,18 @@ struct MmaArgs {
   bool out_f32 = true;
 };
 
-template <int BN>
+template <class F, int BN>
 struct Layout {
-  static constexpr int kStages = BN >= 64 ? 2 : 3;
-  static constexpr int kCtasPerSm = BN >= 128 ? 1 : 2;  // by registers and shared memory
+  static constexpr int kWStage = kBM * F::kSlot;  // the CTA's rows of one super-block
   static constexpr int kXStage = BN * kXRow;
   static constexpr int kStage = kWStage + kXStage;
+  static constexpr int kSums = F::kMins ? BN * 32 : 0;
+  // 3 stages where two CTAs still fit an SM (and 2 where they do not), at least 2.
+  static constexpr int kPerCta = (BN >= 128 ? 227 * 1024 : 113 * 1024) - kSums;
+  static constexpr int kStages = kPerCta / kStage >= 3 ? 3 : 2;
   static constexpr int kSumsOff = kStages * kStage;  // [BN][4 lanes t][hi 2t, hi 2t+1, lo, lo]
-  static constexpr int kBytes = kSumsOff + BN * 32;
+  static constexpr int kBytes = kSumsOff + kSums;
+  static constexpr int kCtasPerSm = BN >= 128 || kBytes > 113 * 1024 ? 1 : 2;
   static constexpr int kRedStride = kBM + 4;  // floats: split-k partial sums [BN][kRedStride]
   static_assert(BN * kRedStride * 4 <= kSumsOff, "the partial sums reuse the stages");
   static_assert(kBytes <= 227 * 1024);
@@ -92,34 +111,39 @@ __device__ __forceinline__ void Packed(const uint4& hdr, int c, uint32_t* sc, ui
 // Stage `it` of this CTA's k range: its rows' super-block and the tile's activations, by cp.async
 // (rows past n and activation rows past m zero-filled). Weights and activations separately so the
 // weights can be issued before the PDL wait.
-template <int BN>
+template <class F>
 __device__ __forceinline__ void IssueW(const MmaArgs& a, uint32_t stage, int64_t row0, int64_t sb) {
-  for (int i = threadIdx.x; i < kBM * (kSbBytes / 16); i += kThreads) {
-    const int r = i / (kSbBytes / 16), q = i % (kSbBytes / 16);
+  // The 16-byte chunks covering super-block sb of a row: from (F::kSbBytes sb) rounded down to 16.
+  const int off = static_cast<int>((F::kSbBytes * sb) & 15);
+  const int chunks = (off + F::kSbBytes + 15) >> 4;
+  constexpr int kMaxChunks = F::kSlot / 16;
+  for (int i = threadIdx.x; i < kBM * kMaxChunks; i += kThreads) {
+    const int r = i / kMaxChunks, q = i % kMaxChunks;
+    if (q >= chunks) continue;
     const int64_t row = row0 + r;
     const bool ok = row < a.n;
-    const uint8_t* src = a.w + (ok ? row : 0) * a.row_bytes + sb * kSbBytes + 16 * q;
-    gq::CpAsync16(stage + r * kSbBytes + 16 * q, src, ok ? 16 : 0);
+    const uint8_t* src = a.w + (ok ? row : 0) * a.row_bytes + F::kSbBytes * sb - off + 16 * q;
+    gq::CpAsync16(stage + r * F::kSlot + 16 * q, src, ok ? 16 : 0);
   }
 }
-template <int BN>
+template <class F, int BN>
 __device__ __forceinline__ void IssueX(const MmaArgs& a, uint32_t stage, int col0, int64_t sb) {
   for (int i = threadIdx.x; i < BN * 32; i += kThreads) {
     const int c = i >> 5, q = i & 31;
     const bool ok = col0 + c < a.m;
     const __half* src =
         a.x + (ok ? static_cast<int64_t>(col0 + c) * a.x_stride : 0) + sb * kSbElems + 8 * q;
-    gq::CpAsync16(stage + kWStage + c * kXRow + 16 * q, src, ok ? 16 : 0);
+    gq::CpAsync16(stage + Layout<F, BN>::kWStage + c * kXRow + 16 * q, src, ok ? 16 : 0);
   }
 }
 
 // Grid (nsplit * row tiles, column tiles), clusters of nsplit along x: CTA (tile * nsplit + q, y)
 // computes weight rows [tile * 128, + 128) against activation rows [y BN, + BN) over super-blocks
 // [q, q + 1) * sbs_per_split.
-template <int BN>
-__global__ void __launch_bounds__(kThreads, Layout<BN>::kCtasPerSm)
+template <class F, int BN>
+__global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
     gemm_quant_mma_kernel(const MmaArgs a) {
-  using L = Layout<BN>;
+  using L = Layout<F, BN>;
   constexpr int kNT = BN / 8;
   extern __shared__ __align__(128) uint8_t smem[];
   const uint32_t sbase = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
@@ -135,13 +159,13 @@ __global__ void __launch_bounds__(kThreads, Layout<BN>::kCtasPerSm)
   // The weights of the first stages depend on no earlier kernel.
 #pragma unroll
   for (int s = 0; s < L::kStages - 1; ++s) {
-    if (s < count) IssueW<BN>(a, sbase + s * L::kStage, row0, sb0 + s);
+    if (s < count) IssueW<F>(a, sbase + s * L::kStage, row0, sb0 + s);
   }
   PdlWait();
   PdlLaunchDependents();
 #pragma unroll
   for (int s = 0; s < L::kStages - 1; ++s) {
-    if (s < count) IssueX<BN>(a, sbase + s * L::kStage, col0, sb0 + s);
+    if (s < count) IssueX<F, BN>(a, sbase + s * L::kStage, col0, sb0 + s);
     gq::CpAsyncCommit();
   }
 
@@ -157,18 +181,18 @@ __global__ void __launch_bounds__(kThreads, Layout<BN>::kCtasPerSm)
       const int nx = it + L::kStages - 1;
       if (nx < count) {
         const uint32_t st = sbase + (nx % L::kStages) * L::kStage;
-        IssueW<BN>(a, st, row0, sb0 + nx);
-        IssueX<BN>(a, st, col0, sb0 + nx);
+        IssueW<F>(a, st, row0, sb0 + nx);
+        IssueX<F, BN>(a, st, col0, sb0 + nx);
       }
       gq::CpAsyncCommit();
     }
     const int slot = it % L::kStages;
     const uint8_t* wst = smem + slot * L::kStage;
-    const uint8_t* xst = wst + kWStage;
+    const uint8_t* xst = wst + L::kWStage;
     // Sub-block sums of the activations: warp w takes rows w, w + 8, ...; lane l sums elements
     // 8l .. 8l + 7 (sub-block l / 4), four lanes add theirs.
 #pragma unroll
-    for (int i = 0; i < BN / kWarps; ++i) {
+    for (int i = 0; i < (F::kMins ? BN / kWarps : 0); ++i) {
       const int c = warp + kWarps * i;
       const uint4 v = *reinterpret_cast<const uint4*>(xst + c * kXRow + 16 * lane);
       const __half2* h = reinterpret_cast<const __half2*>(&v);
@@ -189,99 +213,153 @@ __global__ void __launch_bounds__(kThreads, Layout<BN>::kCtasPerSm)
         dst[2 + (sub & 1)] = lo;
       }
     }
-    __syncthreads();
-
-    const uint8_t* ra = wst + (warp * 16 + g) * kSbBytes;
-    const uint8_t* rb = ra + 8 * kSbBytes;
-    const uint4 ha = *reinterpret_cast<const uint4*>(ra);
-    const uint4 hb = *reinterpret_cast<const uint4*>(rb);
-    const uint32_t xst_s = sbase + slot * L::kStage + kWStage + ldm_off;
-    const uint32_t da = ha.x & 0xFFFFu, db = hb.x & 0xFFFFu;
-    const uint32_t da2 = da | (da << 16), db2 = db | (db << 16);  // half2(d, d)
+    if constexpr (F::kMins) __syncthreads();
+    const uint32_t xst_s = sbase + slot * L::kStage + L::kWStage + ldm_off;
+    if constexpr (std::is_same_v<F, Q4K>) {
+      const uint8_t* ra = wst + (warp * 16 + g) * F::kSlot;
+      const uint8_t* rb = ra + 8 * F::kSlot;
+      const uint4 ha = *reinterpret_cast<const uint4*>(ra);
+      const uint4 hb = *reinterpret_cast<const uint4*>(rb);
+      const uint32_t da = ha.x & 0xFFFFu, db = hb.x & 0xFFFFu;
+      const uint32_t da2 = da | (da << 16), db2 = db | (db << 16);  // half2(d, d)
 #pragma unroll
-    for (int c = 0; c < 2; ++c) {
-      uint32_t sca, mna, scb, mnb;
-      Packed(ha, c, &sca, &mna);
-      Packed(hb, c, &scb, &mnb);
+      for (int c = 0; c < 2; ++c) {
+        uint32_t sca, mna, scb, mnb;
+        Packed(ha, c, &sca, &mna);
+        Packed(hb, c, &scb, &mnb);
 #pragma unroll
-      for (int jj = 0; jj < 2; ++jj) {
-        const int j = 2 * c + jj;
-        // Sub-blocks 2j (low nibbles) and 2j + 1 (high): bytes 2 jj and 2 jj + 1 of the packed
-        // words as exact half2 (sc, sc), times d: half2 f16(d sc).
-        const uint32_t sel_lo = (2 * jj) | 0x4040u | ((2 * jj) << 8), sel_hi = sel_lo + 0x101u;
-        const uint32_t sla =
-            gq::Hmul2(gq::Hadd2(__byte_perm(sca, 0x64646464u, sel_lo), 0xE400E400u), da2);
-        const uint32_t slb =
-            gq::Hmul2(gq::Hadd2(__byte_perm(scb, 0x64646464u, sel_lo), 0xE400E400u), db2);
-        const uint32_t sha =
-            gq::Hmul2(gq::Hadd2(__byte_perm(sca, 0x64646464u, sel_hi), 0xE400E400u), da2);
-        const uint32_t shb =
-            gq::Hmul2(gq::Hadd2(__byte_perm(scb, 0x64646464u, sel_hi), 0xE400E400u), db2);
+        for (int jj = 0; jj < 2; ++jj) {
+          const int j = 2 * c + jj;
+          // Sub-blocks 2j (low nibbles) and 2j + 1 (high): bytes 2 jj and 2 jj + 1 of the packed
+          // words as exact half2 (sc, sc), times d: half2 f16(d sc).
+          const uint32_t sel_lo = (2 * jj) | 0x4040u | ((2 * jj) << 8), sel_hi = sel_lo + 0x101u;
+          const uint32_t sla =
+              gq::Hmul2(gq::Hadd2(__byte_perm(sca, 0x64646464u, sel_lo), 0xE400E400u), da2);
+          const uint32_t slb =
+              gq::Hmul2(gq::Hadd2(__byte_perm(scb, 0x64646464u, sel_lo), 0xE400E400u), db2);
+          const uint32_t sha =
+              gq::Hmul2(gq::Hadd2(__byte_perm(sca, 0x64646464u, sel_hi), 0xE400E400u), da2);
+          const uint32_t shb =
+              gq::Hmul2(gq::Hadd2(__byte_perm(scb, 0x64646464u, sel_hi), 0xE400E400u), db2);
 #pragma unroll
-        for (int u = 0; u < 2; ++u) {
-          // This lane's bytes 2t, 2t + 1, 8 + 2t, 9 + 2t of the run as [2t, 8 + 2t, 2t + 1, 9 +
-          // 2t].
-          const uint4 va = *reinterpret_cast<const uint4*>(ra + 16 + 32 * j + 16 * u);
-          const uint4 vb = *reinterpret_cast<const uint4*>(rb + 16 + 32 * j + 16 * u);
-          const uint32_t sel = (t & 1) ? 0x7362u : 0x5140u;
-          const uint32_t pa = __byte_perm((t >> 1) ? va.y : va.x, (t >> 1) ? va.w : va.z, sel);
-          const uint32_t pb = __byte_perm((t >> 1) ? vb.y : vb.x, (t >> 1) ? vb.w : vb.z, sel);
-          const uint32_t pa8 = pa >> 8, pb8 = pb >> 8;
-          // The nibbles become exact F16 integers ((1024 + q) - 1024; (1024 + 16 q) / 16 - 64),
-          // then times f16(d sc): no intermediate exceeds the weight itself.
-          auto lo = [](uint32_t p, uint32_t s) {
-            return gq::Hmul2(gq::Hadd2(AndOr(p, 0x000F000Fu, kMagic), 0xE400E400u), s);
-          };
-          auto hi = [](uint32_t p, uint32_t s) {
-            return gq::Hmul2(gq::Hfma2(AndOr(p, 0x00F000F0u, kMagic), 0x2C002C00u, 0xD400D400u), s);
-          };
-          // h = 0 (low nibbles, sub-block 2j) and h = 1 (high nibbles, 2j + 1).
-          uint32_t af[2][4];
-          af[0][0] = lo(pa, sla);
-          af[0][1] = lo(pb, slb);
-          af[0][2] = lo(pa8, sla);
-          af[0][3] = lo(pb8, slb);
-          af[1][0] = hi(pa, sha);
-          af[1][1] = hi(pb, shb);
-          af[1][2] = hi(pa8, sha);
-          af[1][3] = hi(pb8, shb);
+          for (int u = 0; u < 2; ++u) {
+            // This lane's bytes 2t, 2t + 1, 8 + 2t, 9 + 2t of the run as [2t, 8 + 2t, 2t + 1, 9 +
+            // 2t].
+            const uint4 va = *reinterpret_cast<const uint4*>(ra + 16 + 32 * j + 16 * u);
+            const uint4 vb = *reinterpret_cast<const uint4*>(rb + 16 + 32 * j + 16 * u);
+            const uint32_t sel = (t & 1) ? 0x7362u : 0x5140u;
+            const uint32_t pa = __byte_perm((t >> 1) ? va.y : va.x, (t >> 1) ? va.w : va.z, sel);
+            const uint32_t pb = __byte_perm((t >> 1) ? vb.y : vb.x, (t >> 1) ? vb.w : vb.z, sel);
+            const uint32_t pa8 = pa >> 8, pb8 = pb >> 8;
+            // The nibbles become exact F16 integers ((1024 + q) - 1024; (1024 + 16 q) / 16 - 64),
+            // then times f16(d sc): no intermediate exceeds the weight itself.
+            auto lo = [](uint32_t p, uint32_t s) {
+              return gq::Hmul2(gq::Hadd2(AndOr(p, 0x000F000Fu, kMagic), 0xE400E400u), s);
+            };
+            auto hi = [](uint32_t p, uint32_t s) {
+              return gq::Hmul2(gq::Hfma2(AndOr(p, 0x00F000F0u, kMagic), 0x2C002C00u, 0xD400D400u),
+                               s);
+            };
+            // h = 0 (low nibbles, sub-block 2j) and h = 1 (high nibbles, 2j + 1).
+            uint32_t af[2][4];
+            af[0][0] = lo(pa, sla);
+            af[0][1] = lo(pb, slb);
+            af[0][2] = lo(pa8, sla);
+            af[0][3] = lo(pb8, slb);
+            af[1][0] = hi(pa, sha);
+            af[1][1] = hi(pb, shb);
+            af[1][2] = hi(pa8, sha);
+            af[1][3] = hi(pb8, shb);
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int e0 = 64 * j + 32 * h + 16 * u;
+            for (int h = 0; h < 2; ++h) {
+              const int e0 = 64 * j + 32 * h + 16 * u;
 #pragma unroll
-            for (int p = 0; p < kNT / 2; ++p) {
-              uint32_t b[4];
-              Ldmatrix4(xst_s + p * 16 * kXRow + 2 * e0, b);
-              gq::Mma(acc[2 * p], af[h][0], af[h][1], af[h][2], af[h][3], make_uint2(b[0], b[1]));
-              gq::Mma(acc[2 * p + 1], af[h][0], af[h][1], af[h][2], af[h][3],
-                      make_uint2(b[2], b[3]));
+              for (int p = 0; p < kNT / 2; ++p) {
+                uint32_t b[4];
+                Ldmatrix4(xst_s + p * 16 * kXRow + 2 * e0, b);
+                gq::Mma(acc[2 * p], af[h][0], af[h][1], af[h][2], af[h][3], make_uint2(b[0], b[1]));
+                gq::Mma(acc[2 * p + 1], af[h][0], af[h][1], af[h][2], af[h][3],
+                        make_uint2(b[2], b[3]));
+              }
             }
           }
         }
       }
-    }
-    // Min term: A = -f16(dmin * mn) of sub-blocks 2t, 2t + 1 (k-slots 2t, 2t + 1 against the sums'
-    // hi parts, 2t + 8, 2t + 9 against their lo parts).
-    {
-      uint32_t sca, mna, scb, mnb;
-      Packed(ha, t >> 1, &sca, &mna);
-      Packed(hb, t >> 1, &scb, &mnb);
-      const uint32_t b0 = 2 * (t & 1);
-      const uint32_t sel =
-          b0 | 0x4040u | ((b0 + 1) << 8);  // half2(1024 + mn[b0], 1024 + mn[b0 + 1])
-      const uint32_t ndma = (ha.x >> 16) ^ 0x8000u, ndmb = (hb.x >> 16) ^ 0x8000u;  // -dmin
-      const uint32_t ma = gq::Hmul2(gq::Hadd2(__byte_perm(mna, 0x64646464u, sel), 0xE400E400u),
-                                    ndma | (ndma << 16));
-      const uint32_t mb = gq::Hmul2(gq::Hadd2(__byte_perm(mnb, 0x64646464u, sel), 0xE400E400u),
-                                    ndmb | (ndmb << 16));
+      // Min term: A = -f16(dmin * mn) of sub-blocks 2t, 2t + 1 (k-slots 2t, 2t + 1 against the
+      // sums' hi parts, 2t + 8, 2t + 9 against their lo parts).
+      {
+        uint32_t sca, mna, scb, mnb;
+        Packed(ha, t >> 1, &sca, &mna);
+        Packed(hb, t >> 1, &scb, &mnb);
+        const uint32_t b0 = 2 * (t & 1);
+        const uint32_t sel =
+            b0 | 0x4040u | ((b0 + 1) << 8);  // half2(1024 + mn[b0], 1024 + mn[b0 + 1])
+        const uint32_t ndma = (ha.x >> 16) ^ 0x8000u, ndmb = (hb.x >> 16) ^ 0x8000u;  // -dmin
+        const uint32_t ma = gq::Hmul2(gq::Hadd2(__byte_perm(mna, 0x64646464u, sel), 0xE400E400u),
+                                      ndma | (ndma << 16));
+        const uint32_t mb = gq::Hmul2(gq::Hadd2(__byte_perm(mnb, 0x64646464u, sel), 0xE400E400u),
+                                      ndmb | (ndmb << 16));
 #pragma unroll
-      for (int jt = 0; jt < kNT; ++jt) {
-        uint2 bs;
-        asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
-                     : "=r"(bs.x), "=r"(bs.y)
-                     : "r"(sums + (8 * jt + g) * 32 + t * 8)
-                     : "memory");
-        gq::Mma(acc[jt], ma, mb, ma, mb, bs);
+        for (int jt = 0; jt < kNT; ++jt) {
+          uint2 bs;
+          asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n"
+                       : "=r"(bs.x), "=r"(bs.y)
+                       : "r"(sums + (8 * jt + g) * 32 + t * 8)
+                       : "memory");
+          gq::Mma(acc[jt], ma, mb, ma, mb, bs);
+        }
+      }
+    } else {
+      // Q6_K (210 bytes at offset 2 sb % 16 of the slot): ql[128], qh[64], scales[16] (int8),
+      // d (F16). In half n, element 128n + 32T + l (T < 4, l < 32) is q - 32 with q the nibble
+      // T / 2 of ql[64n + 32 (T % 2) + l] plus bits 2T, 2T + 1 of qh[32n + l] as bits 4, 5; its
+      // scale is scales[8n + 2T + l / 16]. MMA step (n, v, T) covers l in [16v, 16v + 16).
+      const uint8_t* ra = wst + (warp * 16 + g) * F::kSlot + ((2 * (sb0 + it)) & 15);
+      const uint8_t* rb = ra + 8 * F::kSlot;
+      const float da = __half2float(*reinterpret_cast<const __half*>(ra + 208));
+      const float db = __half2float(*reinterpret_cast<const __half*>(rb + 208));
+      // Bytes 2t, 2t + 1, 8 + 2t, 9 + 2t of the 16-byte run at p, as [2t, 8 + 2t, 2t + 1, 9 + 2t].
+      auto pick = [t](const uint8_t* p) {
+        const uint32_t lo = *reinterpret_cast<const uint16_t*>(p + 2 * t);
+        const uint32_t hi = *reinterpret_cast<const uint16_t*>(p + 8 + 2 * t);
+        return __byte_perm(lo, hi, 0x5140u);
+      };
+      auto pair = [](float v) {
+        const uint32_t h = __half_as_ushort(__float2half_rn(v));
+        return h | (h << 16);
+      };
+#pragma unroll
+      for (int n = 0; n < 2; ++n) {
+#pragma unroll
+        for (int v = 0; v < 2; ++v) {
+          const uint32_t qla[2] = {pick(ra + 64 * n + 16 * v), pick(ra + 64 * n + 32 + 16 * v)};
+          const uint32_t qlb[2] = {pick(rb + 64 * n + 16 * v), pick(rb + 64 * n + 32 + 16 * v)};
+          const uint32_t qha = pick(ra + 128 + 32 * n + 16 * v);
+          const uint32_t qhb = pick(rb + 128 + 32 * n + 16 * v);
+#pragma unroll
+          for (int T = 0; T < 4; ++T) {
+            const int sci = 192 + 8 * n + 2 * T + v;
+            const uint32_t sa = pair(da * static_cast<float>(static_cast<int8_t>(ra[sci])));
+            const uint32_t sb = pair(db * static_cast<float>(static_cast<int8_t>(rb[sci])));
+            // (1024 + q) - 1056 = q - 32 exactly, then times f16(d sc).
+            auto val = [T](uint32_t ql, uint32_t qh, uint32_t s) {
+              const uint32_t hb = (T <= 2 ? qh << (4 - 2 * T) : qh >> (2 * T - 4)) & 0x00300030u;
+              const uint32_t q = AndOr(ql >> (4 * (T >> 1)), 0x000F000Fu, kMagic) | hb;
+              return gq::Hmul2(gq::Hadd2(q, 0xE420E420u), s);
+            };
+            const uint32_t a0 = val(qla[T & 1], qha, sa), a1 = val(qlb[T & 1], qhb, sb);
+            const uint32_t a2 = val(qla[T & 1] >> 8, qha >> 8, sa);
+            const uint32_t a3 = val(qlb[T & 1] >> 8, qhb >> 8, sb);
+            const int e0 = 128 * n + 32 * T + 16 * v;
+#pragma unroll
+            for (int p = 0; p < kNT / 2; ++p) {
+              uint32_t b[4];
+              Ldmatrix4(xst_s + p * 16 * kXRow + 2 * e0, b);
+              gq::Mma(acc[2 * p], a0, a1, a2, a3, make_uint2(b[0], b[1]));
+              gq::Mma(acc[2 * p + 1], a0, a1, a2, a3, make_uint2(b[2], b[3]));
+            }
+          }
+        }
       }
     }
   }
@@ -400,10 +478,10 @@ int ChooseSplit(int64_t tiles, int sbs, int64_t slots) {
   return ns;
 }
 
-template <int BN>
+template <class F, int BN>
 Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
-  using L = Layout<BN>;
-  auto* kernel = gemm_quant_mma_kernel<BN>;
+  using L = Layout<F, BN>;
+  auto* kernel = gemm_quant_mma_kernel<F, BN>;
   static std::atomic<uint64_t> smem_set{0};
   CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, L::kBytes, &smem_set));
   static std::atomic<int> per_sm{0};  // resident CTAs per SM (one GPU kind)
@@ -428,18 +506,28 @@ Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
   return Status::Ok();
 }
 
+template <class F>
+Status LaunchM(const MmaArgs& a, int nsplit, cudaStream_t stream) {
+  if (a.m <= 16) return Launch<F, 16>(a, nsplit, stream);
+  if (a.m <= 32) return Launch<F, 32>(a, nsplit, stream);
+  if (a.m <= 64) return Launch<F, 64>(a, nsplit, stream);
+  return Launch<F, 128>(a, nsplit, stream);
+}
+
 }  // namespace
 
 bool GemmQuantMmaApplies(const MatmulParams& p) {
   const WeightView& w = p.w;
-  if (w.type != GgmlType::kQ4_K) return false;
+  const bool q6 = w.type == GgmlType::kQ6_K;
+  if (w.type != GgmlType::kQ4_K && !q6) return false;
   if (p.m < 1 || p.m > kGemmQuantMmaMaxRows || p.x_type != DType::kF16) return false;
   if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return false;
   if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return false;
   if (w.cols < kSbElems || w.cols % kSbElems != 0 || w.cols / kSbElems > (int64_t{1} << 24)) {
     return false;
   }
-  if (w.row_bytes != w.cols / kSbElems * kSbBytes) return false;
+  if (w.row_bytes != w.cols / kSbElems * (q6 ? Q6K::kSbBytes : Q4K::kSbBytes)) return false;
+  if (w.row_bytes % 16 != 0) return false;  // Q6_K: k a multiple of 2048
   if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
   const int64_t xs = p.x_stride ? p.x_stride : w.cols;
   const int64_t os = p.out_stride ? p.out_stride : w.rows;
@@ -448,7 +536,8 @@ bool GemmQuantMmaApplies(const MatmulParams& p) {
 }
 
 bool GemmQuantMmaPreferred(const MatmulParams& p) {
-  return GemmQuantMmaApplies(p) && p.m >= 9 && p.m <= 64;
+  if (!GemmQuantMmaApplies(p) || p.m > 64) return false;
+  return p.m >= (p.w.type == GgmlType::kQ6_K ? 2 : 9);
 }
 
 Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nsplit) {
@@ -475,10 +564,8 @@ Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nspli
   a.m = static_cast<int>(p.m);
   a.out_f32 = p.out_type == DType::kF32;
   if (nsplit > a.sbs) nsplit = 1;
-  if (a.m <= 16) return Launch<16>(a, nsplit, stream);
-  if (a.m <= 32) return Launch<32>(a, nsplit, stream);
-  if (a.m <= 64) return Launch<64>(a, nsplit, stream);
-  return Launch<128>(a, nsplit, stream);
+  if (p.w.type == GgmlType::kQ6_K) return LaunchM<Q6K>(a, nsplit, stream);
+  return LaunchM<Q4K>(a, nsplit, stream);
 }
 
 }  // namespace forge::cuda

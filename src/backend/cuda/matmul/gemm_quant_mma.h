@@ -1,5 +1,5 @@
 // gemm_quant_mma_cuda: the quantized matmul for decode batches (a few to a few hundred F16
-// activation rows) with Q4_K weights, on the tensor cores, reading the stored blocks once.
+// activation rows) with Q4_K or Q6_K weights, on the tensor cores, reading the stored blocks once.
 //
 // Design. A CTA of 8 warps owns 128 weight rows (16 per warp) and a tile of 16, 32, 64 or 128
 // activation rows; the k range may be split over a cluster of 2, 4 or 8 CTAs (as many as still
@@ -19,6 +19,8 @@
 //     super-block and tile: A holds -f16(dmin * m) of sub-blocks 2t, 2t + 1, B the sub-block sums
 //     of the activations as an F16 pair (hi + lo, within 2^-22 of the F32 sum), computed once per
 //     stage by the CTA.
+//   - Q6_K (no min term): slots of 240 bytes hold the 16-byte chunks covering a 2-byte aligned
+//     210-byte super-block; each value is (1024 + q) - 1056 = q - 32 exactly, times f16(d sc).
 //   - Every product accumulates into one F32 chain per output.
 // Error: each weight is rounded to F16 twice (the scale, then q times it), within the F16
 // activations' bound (DESIGN.md) against the F32 dequantized values.
@@ -32,18 +34,20 @@ namespace forge::cuda {
 
 inline constexpr int64_t kGemmQuantMmaMaxRows = 256;
 
-// Whether gemm_quant_mma_cuda takes this matmul: Q4_K weights with rows as stored and 16-byte
-// aligned, 1 <= m <= kGemmQuantMmaMaxRows F16 activation rows (16-byte aligned, stride a multiple
-// of 8 elements), out F32 or F16.
+// Whether gemm_quant_mma_cuda takes this matmul: Q4_K or Q6_K weights with rows as stored and
+// 16-byte aligned (Q6_K: k a multiple of 2048), 1 <= m <= kGemmQuantMmaMaxRows F16 activation rows
+// (16-byte aligned, stride a multiple of 8 elements), out F32 or F16.
 bool GemmQuantMmaApplies(const MatmulParams& p);
 
-// Whether the CUDA backend takes it: 9 to 64 rows. Measured on an H100 against the register-
-// decoding GEMV (up to 32 rows), the fused GEMM (up to 64) and dequantize + cuBLAS
-// (bench/results/gemv-mma-h100-2026-11-25-s10*.txt): faster from 9 (one 16-row tile) to 64 rows
-// on 14336 x 4096, and from 17 on 4096 x 14336 (even at 16); the register GEMV stays faster up to
-// 8 rows. At 128 rows it was faster alone on 14336 x 4096, but the Llama-3-8B-shaped Q4_K_M decode
-// step at 128 sequences ran 3% slower with it (its 28672-row gate/up projection takes 1.7 waves
-// of one CTA per SM), so 65 rows and more stay with dequantize + cuBLAS.
+// Whether the CUDA backend takes it: Q4_K from 9 to 64 rows, Q6_K from 2 to 64. Measured on an
+// H100 (bench/results/gemv-mma-h100-2026-11-25-s10*.txt): Q4_K against the register-decoding
+// GEMV (up to 32 rows; faster up to 8), the fused GEMM and dequantize + cuBLAS; Q6_K against
+// dequantize + cuBLAS (2.3-3.4x faster at 8-64 rows) and, at 2-16 rows, through the Q4_K_M decode
+// step against the quantized GEMV (S_TG at 2, 8, 16 sequences +5%, +10%, +16%;
+// batched-ab-q6k-h100-2026-11-25-s10.txt). At 128 rows the Q4_K_M decode step at 128 sequences
+// ran 3% slower with it (the 28672-row gate/up projection takes 1.7 waves of one CTA per SM, and
+// dequantize + cuBLAS is faster on 4096 x 14336), so 65 rows and more stay with dequantize +
+// cuBLAS.
 bool GemmQuantMmaPreferred(const MatmulParams& p);
 
 // Requires: GemmQuantMmaApplies(p) (else InvalidArgument). nsplit: the CTAs of a cluster splitting
