@@ -1,13 +1,12 @@
-// gemm_quant_mma_cuda (design in gemm_quant_mma.h): Q4_K weights decoded in registers into
-// tensor-core A fragments, activations from shared memory through ldmatrix.
+// gemm_quant_mma_cuda (design in gemm_quant_mma.h): Q4_K and Q6_K weights decoded in registers
+// into tensor-core A fragments, activations from shared memory through ldmatrix.
 //
 // Q4_K super-block (144 bytes): d, dmin (F16), scales[12] (8 six-bit scales and mins), qs[128].
 // Element 64j + 32h + l (j < 4, h < 2, l < 32) is nibble h of qs[32j + l], in sub-block 2j + h.
 // MMA step (j, h, u) covers the 16 elements e0 = 64j + 32h + 16u .. e0 + 15 (u < 2) in their
-// natural order: lane (g, t) holds in its A k-slots 2t, 2t + 1 the nibbles h of qs bytes 32j + 16u
-// + 2t,
-// + 1 and in slots 2t + 8, 2t + 9 those of bytes 32j + 16u + 8 + 2t, + 1, for rows g and g + 8 of
-// its warp's 16.
+// natural order: lane (g, t) holds in its A k-slots 2t, 2t + 1 the nibbles h of qs bytes
+// 32j + 16u + 2t and + 1, and in slots 2t + 8, 2t + 9 those of bytes 32j + 16u + 8 + 2t and + 1,
+// for rows g and g + 8 of its warp's 16. Q6_K: see its branch of the kernel.
 #include "backend/cuda/matmul/gemm_quant_mma.h"
 
 #include <cooperative_groups.h>
@@ -198,8 +197,8 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
       const __half2* h = reinterpret_cast<const __half2*>(&v);
       float s = 0.0f;
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float2 f = __half22float2(h[i]);
+      for (int k = 0; k < 4; ++k) {
+        const float2 f = __half22float2(h[k]);
         s += f.x + f.y;
       }
       s += __shfl_xor_sync(0xFFFFFFFFu, s, 1);
@@ -243,8 +242,8 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
               gq::Hmul2(gq::Hadd2(__byte_perm(scb, 0x64646464u, sel_hi), 0xE400E400u), db2);
 #pragma unroll
           for (int u = 0; u < 2; ++u) {
-            // This lane's bytes 2t, 2t + 1, 8 + 2t, 9 + 2t of the run as [2t, 8 + 2t, 2t + 1, 9 +
-            // 2t].
+            // This lane's bytes 2t, 2t + 1, 8 + 2t, 9 + 2t of the run, as bytes
+            // [2t, 8 + 2t, 2t + 1, 9 + 2t] of one word.
             const uint4 va = *reinterpret_cast<const uint4*>(ra + 16 + 32 * j + 16 * u);
             const uint4 vb = *reinterpret_cast<const uint4*>(rb + 16 + 32 * j + 16 * u);
             const uint32_t sel = (t & 1) ? 0x7362u : 0x5140u;
@@ -404,7 +403,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
   // Each thread takes runs of 4 rows of one column, kBatch runs at a time, and issues every
   // rank's loads of a batch before adding any (the distributed shared-memory loads overlap).
   constexpr int kBatch = 2;
-  const int log_quads = 5 - __ffs(nsplit) + 1;  // log2(rows_per / 4), rows_per = 128 / nsplit
+  const int log_quads = 6 - __ffs(nsplit);  // log2(rows_per / 4) = 5 - log2(nsplit)
   const int rows_per = kBM / nsplit, total = BN << log_quads;
   const int rank = static_cast<int>(cluster.block_rank());
   const float* parts[kMaxSplit];
