@@ -1,10 +1,11 @@
 // The tensor-core quantized matmul for decode batches (gemm_quant_mma_cuda, Q4_K and Q6_K). On the
-// host: which matmuls it takes, and that the CUDA backend routes decode-batch Q4_K matmuls to it.
-// On the GPU: m = 1 .. 256 activation rows (every column tile, partial tiles), n not a multiple of
-// the 128-row tile, k of one super-block to 4096 and llama.cpp's bytes, k split over 1, 2, 4 and 8
-// CTAs of a cluster, bias, F32 and F16 outputs, strided activations and outputs, against a
-// reference in double over the CPU's F32 dequantized weights. Outputs are poisoned (NaN) and
-// followed by guard bytes; every output must be written and nothing past them.
+// host: which matmuls it takes and which the CUDA backend routes to it. On the GPU, both formats:
+// m = 1 .. 256 activation rows (every column tile, partial tiles), n not a multiple of the 128-row
+// tile, k of one super-block (Q6_K: 2048) to 6144 and llama.cpp's bytes, k split over 1, 2, 4 and 8
+// CTAs of a cluster, the backend's Matmul taking it where preferred, bias, F32 and F16 outputs,
+// strided activations and outputs, against a reference in double over the CPU's F32 dequantized
+// weights. Outputs are poisoned (NaN) and followed by guard bytes; every output must be written and
+// nothing past them.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
