@@ -11,7 +11,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -175,14 +174,6 @@ std::vector<float> RunMma(const QuantMatrix& q, const DevBuf& w, const DevBuf& x
   return got;
 }
 
-std::vector<float> RandomBias(int64_t n, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& f : v) f = d(rng);
-  return v;
-}
-
 class CudaQuantMmaTest : public ::testing::TestWithParam<GgmlType> {
  protected:
   void SetUp() override { FORGE_REQUIRE_GPU_OR_SKIP(); }
@@ -212,7 +203,7 @@ TEST_P(CudaQuantMmaTest, MatchesReference) {
   for (const QuantMatrix& q : ms) {
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());
-    const std::vector<float> bias = RandomBias(q.n, 94);
+    const std::vector<float> bias = testing::RandomVector(q.n, 94);
     DevBuf bias_dev(bias.data(), bias.size() * 4);
     const std::vector<float> x = Activations(kMaxM, q.k, q.k, true, 95);
     const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
@@ -241,7 +232,7 @@ TEST_P(CudaQuantMmaTest, EverySplitAndStride) {
   const QuantMatrix q =
       testing::RandomBlocks(t, 257, t == GgmlType::kQ6_K ? 24 * 256 : 9 * 256, 101);
   DevBuf w(q.bytes.data(), q.bytes.size());
-  const std::vector<float> bias = RandomBias(q.n, 102);
+  const std::vector<float> bias = testing::RandomVector(q.n, 102);
   DevBuf bias_dev(bias.data(), bias.size() * 4);
   const int64_t xs = q.k + 40, max_m = 200;
   const std::vector<float> x = Activations(max_m, q.k, xs, true, 103);

@@ -17,6 +17,7 @@
 #include <string>
 #include <type_traits>
 
+#include "backend/cuda/attention/warp_mma.cuh"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
 #include "backend/cuda/launch.cuh"
@@ -32,7 +33,8 @@ constexpr int kBM = 16 * kWarps;  // weight rows per CTA
 constexpr int kSbElems = 256;
 constexpr int kXRow = 2 * kSbElems + 16;  // bytes between activation rows of a stage
 constexpr int kMaxSplit = 8;
-constexpr uint32_t kMagic = 0x64006400u;  // half2(1024, 1024)
+constexpr uint32_t kMagic = gq::kMagic2;  // half2(1024, 1024)
+using gq::AndOr;
 
 // The formats: stored super-block bytes, the bytes of a row's slot in a stage, whether the
 // format has a min term (then the stage's activation sub-block sums are needed).
@@ -81,31 +83,6 @@ struct Layout {
   static_assert(BN * kRedStride * 4 <= kSumsOff, "the partial sums reuse the stages");
   static_assert(kBytes <= 227 * 1024);
 };
-
-// (a & b) | c
-__device__ __forceinline__ uint32_t AndOr(uint32_t a, uint32_t b, uint32_t c) {
-  uint32_t d;
-  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-}
-
-__device__ __forceinline__ void Ldmatrix4(uint32_t addr, uint32_t (&r)[4]) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// The 6-bit scales (sc) and mins (mn) of sub-blocks 4c .. 4c + 3 as bytes, from header words
-// y, z, w (scales[0..3], [4..7], [8..11]).
-__device__ __forceinline__ void Packed(const uint4& hdr, int c, uint32_t* sc, uint32_t* mn) {
-  if (c == 0) {
-    *sc = hdr.y & 0x3F3F3F3Fu;
-    *mn = hdr.z & 0x3F3F3F3Fu;
-  } else {
-    *sc = (hdr.w & 0x0F0F0F0Fu) | ((hdr.y >> 2) & 0x30303030u);
-    *mn = ((hdr.w >> 4) & 0x0F0F0F0Fu) | ((hdr.z >> 2) & 0x30303030u);
-  }
-}
 
 // Stage `it` of this CTA's k range: its rows' super-block and the tile's activations, by cp.async
 // (rows past n and activation rows past m zero-filled). Weights and activations separately so the
@@ -224,8 +201,8 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
         uint32_t sca, mna, scb, mnb;
-        Packed(ha, c, &sca, &mna);
-        Packed(hb, c, &scb, &mnb);
+        gq::KQuantScalesMins(ha, c, &sca, &mna);
+        gq::KQuantScalesMins(hb, c, &scb, &mnb);
 #pragma unroll
         for (int jj = 0; jj < 2; ++jj) {
           const int j = 2 * c + jj;
@@ -275,7 +252,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
 #pragma unroll
               for (int p = 0; p < kNT / 2; ++p) {
                 uint32_t b[4];
-                Ldmatrix4(xst_s + p * 16 * kXRow + 2 * e0, b);
+                LdMatrixX4(xst_s + p * 16 * kXRow + 2 * e0, b);
                 gq::Mma(acc[2 * p], af[h][0], af[h][1], af[h][2], af[h][3], make_uint2(b[0], b[1]));
                 gq::Mma(acc[2 * p + 1], af[h][0], af[h][1], af[h][2], af[h][3],
                         make_uint2(b[2], b[3]));
@@ -288,8 +265,8 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
       // sums' hi parts, 2t + 8, 2t + 9 against their lo parts).
       {
         uint32_t sca, mna, scb, mnb;
-        Packed(ha, t >> 1, &sca, &mna);
-        Packed(hb, t >> 1, &scb, &mnb);
+        gq::KQuantScalesMins(ha, t >> 1, &sca, &mna);
+        gq::KQuantScalesMins(hb, t >> 1, &scb, &mnb);
         const uint32_t b0 = 2 * (t & 1);
         const uint32_t sel =
             b0 | 0x4040u | ((b0 + 1) << 8);  // half2(1024 + mn[b0], 1024 + mn[b0 + 1])
@@ -353,7 +330,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
 #pragma unroll
             for (int p = 0; p < kNT / 2; ++p) {
               uint32_t b[4];
-              Ldmatrix4(xst_s + p * 16 * kXRow + 2 * e0, b);
+              LdMatrixX4(xst_s + p * 16 * kXRow + 2 * e0, b);
               gq::Mma(acc[2 * p], a0, a1, a2, a3, make_uint2(b[0], b[1]));
               gq::Mma(acc[2 * p + 1], a0, a1, a2, a3, make_uint2(b[2], b[3]));
             }

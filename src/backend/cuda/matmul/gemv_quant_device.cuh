@@ -61,6 +61,26 @@ struct Smem {
 
 // ---- Device primitives. ----
 
+// (a & b) | c in one LOP3 (b a mask, c the f16x2 magic bits: gemv_quant_fragments.cuh's kMagic2).
+__device__ __forceinline__ uint32_t AndOr(uint32_t a, uint32_t b, uint32_t c) {
+  uint32_t d;
+  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
+  return d;
+}
+
+// Q4_K / Q5_K: the 6-bit scales (*sc) and mins (*mn) of sub-blocks 4c .. 4c + 3 as bytes, from the
+// super-block header's words y, z, w (its packed scales[0..3], [4..7], [8..11]).
+__device__ __forceinline__ void KQuantScalesMins(const uint4& hdr, int c, uint32_t* sc,
+                                                 uint32_t* mn) {
+  if (c == 0) {  // sub-blocks 0..3: low 6 bits of scales[0..3], scales[4..7]
+    *sc = hdr.y & 0x3F3F3F3Fu;
+    *mn = hdr.z & 0x3F3F3F3Fu;
+  } else {  // 4..7: low nibbles of scales[8..11] and top two bits of scales[0..3] / [4..7]
+    *sc = (hdr.w & 0x0F0F0F0Fu) | ((hdr.y >> 2) & 0x30303030u);
+    *mn = ((hdr.w >> 4) & 0x0F0F0F0Fu) | ((hdr.z >> 2) & 0x30303030u);
+  }
+}
+
 __device__ __forceinline__ uint32_t Hadd2(uint32_t a, uint32_t b) {
   uint32_t d;
   asm("add.rn.f16x2 %0, %1, %2;\n" : "=r"(d) : "r"(a), "r"(b));

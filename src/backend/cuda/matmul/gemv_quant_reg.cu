@@ -44,13 +44,6 @@ struct RegArgs {
   int ks = 1;  // warps of a CTA splitting k
 };
 
-// (a & b) | c
-__device__ __forceinline__ uint32_t AndOr(uint32_t a, uint32_t b, uint32_t c) {
-  uint32_t d;
-  asm("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(d) : "r"(a), "r"(b), "r"(c));
-  return d;
-}
-
 __device__ __forceinline__ uint32_t Prmt(uint32_t a, uint32_t b, uint32_t sel) {
   return __byte_perm(a, b, sel);
 }
@@ -58,7 +51,8 @@ __device__ __forceinline__ uint32_t Prmt(uint32_t a, uint32_t b, uint32_t sel) {
 // x << s for s >= 0, x >> -s otherwise.
 __device__ __forceinline__ uint32_t Shift(uint32_t x, int s) { return s >= 0 ? x << s : x >> -s; }
 
-constexpr uint32_t kMagic = 0x64006400u;  // half2(1024, 1024)
+using gq::AndOr;
+constexpr uint32_t kMagic = gq::kMagic2;  // half2(1024, 1024)
 
 template <bool kFive>
 struct Q45K {
