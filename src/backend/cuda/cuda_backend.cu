@@ -500,7 +500,7 @@ class CudaBackend : public Backend {
   }
 
   // Weights in stored blocks: the quantized GEMVs for a few rows (Q4_K / Q5_K: up to 32; Q4_K from
-  // 9 to 64 rows, Q6_K from 2, the tensor-core quantized matmul instead), the fused quantized GEMM
+  // 9 to 256 rows, Q6_K from 2, the tensor-core quantized matmul instead), the fused quantized GEMM
   // where it is the faster (GemmQuantPreferred); else slabs of weight rows are dequantized to the
   // activation type in the scratch buffer, each followed by its GEMM (F32 activations: always).
   Status QuantMatmul(const MatmulParams& p) {
@@ -508,7 +508,7 @@ class CudaBackend : public Backend {
     // Q4_0, Q8_0, Q4_K, Q5_K, Q6_K with one activation row (one stream): two int8 terms, DP4A.
     if (cuda::GemvQuantDp4aApplies(p)) return cuda::gemv_quant_dp4a_cuda(p, stream_);
     // Q4_K / Q5_K with F16 activations: registers decode the blocks for up to 32 rows.
-    // Q4_K decode batches of 9 to 64 rows, Q6_K of 2 to 64: decoded into tensor-core fragments,
+    // Q4_K decode batches of 9 to 256 rows, Q6_K of 2 to 256: decoded into tensor-core fragments,
     // activations through shared memory.
     if (cuda::GemmQuantMmaPreferred(p)) return cuda::gemm_quant_mma_cuda(p, stream_);
     if (cuda::GemvQuantRegApplies(p)) return cuda::gemv_quant_reg_cuda(p, stream_);

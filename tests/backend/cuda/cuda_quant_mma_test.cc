@@ -97,7 +97,7 @@ TEST(GemmQuantMmaAppliesTest, TakesQ4KAndQ6KHalfActivationsUpToTheRowLimit) {
   }
 }
 
-// The backend takes it for Q4_K from 9 to 64 rows, for Q6_K from 2 to 64.
+// The backend takes it for Q4_K from 9 to 256 rows, for Q6_K from 2 to 256.
 TEST(GemmQuantMmaAppliesTest, PreferredWhereMeasuredFaster) {
   alignas(16) static uint8_t w[16], x[16], out[16];  // never dereferenced
   for (int64_t k : {4096, 8192, 14336}) {
@@ -105,13 +105,14 @@ TEST(GemmQuantMmaAppliesTest, PreferredWhereMeasuredFaster) {
                    0, 1};
     p.x_type = DType::kF16;
     p.out_type = DType::kF32;
-    for (int64_t m : {1, 8, 9, 16, 17, 32, 64, 65, 128, 129, 256}) {
+    for (int64_t m : {1, 8, 9, 16, 17, 32, 64, 65, 128, 129, 256, 257, 512}) {
       p.m = m;
-      const bool want = m >= 9 && m <= 64;
+      const bool want = m >= 9 && m <= 256;
       EXPECT_EQ(cuda::GemmQuantMmaPreferred(p), want) << "k=" << k << " m=" << m;
       MatmulParams q6 = p;
       q6.w = WeightView{GgmlType::kQ6_K, 4096, k, k / 256 * 210, w};
-      EXPECT_EQ(cuda::GemmQuantMmaPreferred(q6), m >= 2 && m <= 64) << "Q6_K k=" << k << " m=" << m;
+      EXPECT_EQ(cuda::GemmQuantMmaPreferred(q6), m >= 2 && m <= 256)
+          << "Q6_K k=" << k << " m=" << m;
     }
   }
 }
@@ -279,8 +280,9 @@ TEST_P(CudaQuantMmaTest, RowsDoNotDependOnTheBatch) {
 }
 
 // The CUDA backend's Matmul gives exactly what gemm_quant_mma_cuda gives (the kernel is
-// deterministic) where it is preferred (9, 17 and 64 rows, k = 4096 and 8192): the kernel ran; at
-// 100 rows it is not preferred and the backend's result is within the bound.
+// deterministic) where it is preferred (Q4_K: 9 to 256 rows, Q6_K: 2 to 256; k = 4096 and 8192):
+// the kernel ran; where it is not (Q4_K at 2 rows, both at 300) the backend's result is within the
+// bound.
 TEST_P(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
   const GgmlType t = GetParam();
   auto backend = MakeCudaBackend();
@@ -290,7 +292,7 @@ TEST_P(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
     const QuantMatrix q = testing::RandomBlocks(t, 129, k, 121);
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());
-    for (int64_t m : {2, 9, 17, 64, 100}) {
+    for (int64_t m : {2, 9, 17, 64, 100, 256, 300}) {
       SCOPED_TRACE("m=" + std::to_string(m));
       const std::vector<float> x = Activations(m, q.k, q.k, true, 122);
       const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
@@ -303,7 +305,7 @@ TEST_P(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
       p.m = m;
       p.x_type = DType::kF16;
       p.out_type = DType::kF32;
-      const bool preferred = m >= (t == GgmlType::kQ6_K ? 2 : 9) && m <= 64;
+      const bool preferred = m >= (t == GgmlType::kQ6_K ? 2 : 9) && m <= 256;
       ASSERT_EQ(cuda::GemmQuantMmaPreferred(p), preferred);
       const Status st = be.Matmul(p);
       ASSERT_TRUE(st.ok()) << st.ToString();

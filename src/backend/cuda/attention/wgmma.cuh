@@ -93,11 +93,11 @@ __device__ __forceinline__ void FenceOperands(float (&d)[N]) {
                ", %" B ", p, 1, 1, 0, 0;\n}\n"                                                 \
                : ACC_OUT                                                                       \
                : "l"(desc_a), "l"(desc_b), "r"(scale_d))
-#define FORGE_WGMMA_RS(N, TY, ACC_STR, ACC_OUT, A0, A1, A2, A3, B, SC)                           \
+#define FORGE_WGMMA_RS(N, TY, ACC_STR, ACC_OUT, A0, A1, A2, A3, B, SC, TB)                       \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" SC                                           \
                ", 0;\n"                                                                          \
                "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " " ACC_STR ", {%" A0 \
-               ", %" A1 ", %" A2 ", %" A3 "}, %" B ", p, 1, 1, 1;\n}\n"                          \
+               ", %" A1 ", %" A2 ", %" A3 "}, %" B ", p, 1, 1, " TB ";\n}\n"                     \
                : ACC_OUT                                                                         \
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
 
@@ -125,27 +125,41 @@ __device__ __forceinline__ void MmaSS(float (&d)[N / 2], uint64_t desc_a, uint64
 }
 
 // d[64][N] = (scale_d ? d : 0) + A[64][16] B[16][N]: A in registers (each warp's 16 rows in the
-// mma.sync m16n8k16 A fragment layout), B MN-major (transposed) in shared memory.
-template <int N, typename T>
+// mma.sync m16n8k16 A fragment layout), B in shared memory: MN-major (transposed) by default,
+// K-major (as MmaSS's B) with kKMajorB.
+template <int N, typename T, bool kKMajorB = false>
 __device__ __forceinline__ void MmaRS(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t desc_b,
                                       int scale_d) {
   static_assert(N == 64 || N == 128);
   constexpr bool kHalf = std::is_same_v<T, __half>;
+  constexpr bool kT = !kKMajorB;
   if constexpr (N == 64) {
-    if constexpr (kHalf) {
+    if constexpr (kHalf && kT) {
       FORGE_WGMMA_RS(64, "f16", FORGE_WGMMA_ACC32_STR, FORGE_WGMMA_ACC32_OUT, "32", "33", "34",
-                     "35", "36", "37");
+                     "35", "36", "37", "1");
+    } else if constexpr (kHalf) {
+      FORGE_WGMMA_RS(64, "f16", FORGE_WGMMA_ACC32_STR, FORGE_WGMMA_ACC32_OUT, "32", "33", "34",
+                     "35", "36", "37", "0");
+    } else if constexpr (kT) {
+      FORGE_WGMMA_RS(64, "bf16", FORGE_WGMMA_ACC32_STR, FORGE_WGMMA_ACC32_OUT, "32", "33", "34",
+                     "35", "36", "37", "1");
     } else {
       FORGE_WGMMA_RS(64, "bf16", FORGE_WGMMA_ACC32_STR, FORGE_WGMMA_ACC32_OUT, "32", "33", "34",
-                     "35", "36", "37");
+                     "35", "36", "37", "0");
     }
   } else {
-    if constexpr (kHalf) {
+    if constexpr (kHalf && kT) {
       FORGE_WGMMA_RS(128, "f16", FORGE_WGMMA_ACC64_STR, FORGE_WGMMA_ACC64_OUT, "64", "65", "66",
-                     "67", "68", "69");
+                     "67", "68", "69", "1");
+    } else if constexpr (kHalf) {
+      FORGE_WGMMA_RS(128, "f16", FORGE_WGMMA_ACC64_STR, FORGE_WGMMA_ACC64_OUT, "64", "65", "66",
+                     "67", "68", "69", "0");
+    } else if constexpr (kT) {
+      FORGE_WGMMA_RS(128, "bf16", FORGE_WGMMA_ACC64_STR, FORGE_WGMMA_ACC64_OUT, "64", "65", "66",
+                     "67", "68", "69", "1");
     } else {
       FORGE_WGMMA_RS(128, "bf16", FORGE_WGMMA_ACC64_STR, FORGE_WGMMA_ACC64_OUT, "64", "65", "66",
-                     "67", "68", "69");
+                     "67", "68", "69", "0");
     }
   }
 }
