@@ -10,6 +10,8 @@
 #include "backend/cuda/matmul/gemm_quant_mma.h"
 
 #include <cooperative_groups.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -19,6 +21,7 @@
 
 #include "backend/cuda/attention/warp_mma.cuh"
 #include "backend/cuda/attention/wgmma.cuh"
+#include "backend/cuda/bulk_copy.cuh"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
 #include "backend/cuda/launch.cuh"
@@ -76,11 +79,13 @@ struct Layout {
   // BN rows of 128 bytes.
   static constexpr int kXStage = BN * (kWg ? 2 * kSbElems : kXRow);
   static constexpr int kStage = kWStage + kXStage;
-  static constexpr int kPad = kWg ? 1024 : 0;  // the swizzle needs 1024-aligned tiles
+  static constexpr int kPad = kWg ? 1024 : 0;     // the swizzle needs 1024-aligned tiles
+  static constexpr int kBarBytes = kWg ? 32 : 0;  // kWg: one mbarrier per stage
   // 3 stages where two CTAs still fit an SM (and 2 where they do not), at least 2.
-  static constexpr int kPerCta = (BN >= 128 ? 227 * 1024 : 113 * 1024) - kPad;
+  static constexpr int kPerCta = (BN >= 128 ? 227 * 1024 : 113 * 1024) - kPad - kBarBytes;
   static constexpr int kStages = kPerCta / kStage >= 3 ? 3 : 2;
-  static constexpr int kBytes = kStages * kStage + kPad;
+  static constexpr int kBarOff = kStages * kStage;
+  static constexpr int kBytes = kBarOff + kBarBytes + kPad;
   static_assert(!kWg || (kWStage % 1024 == 0 && kStage % 1024 == 0));
   static constexpr int kCtasPerSm = BN >= 128 || kBytes > 113 * 1024 ? 1 : 2;
   static constexpr int kRedStride = kBM + 4;  // floats: split-k partial sums [BN][kRedStride]
@@ -88,9 +93,9 @@ struct Layout {
   static_assert(kBytes <= 227 * 1024);
 };
 
-// Stage `it` of this CTA's k range: its rows' super-block and the tile's activations, by cp.async
-// (rows past n and activation rows past m zero-filled). Weights and activations separately so the
-// weights can be issued before the PDL wait.
+// Stage `it` of this CTA's k range: its rows' super-block and (tiles of 16 and 32 rows) the tile's
+// activations, by cp.async (rows past n and activation rows past m zero-filled). Weights and
+// activations separately so the weights can be issued before the PDL wait.
 template <class F>
 __device__ __forceinline__ void IssueW(const MmaArgs& a, uint32_t stage, int64_t row0, int64_t sb) {
   // The 16-byte chunks covering super-block sb of a row: from (F::kSbBytes sb) rounded down to 16.
@@ -116,9 +121,24 @@ __device__ __forceinline__ void IssueX(const MmaArgs& a, uint32_t stage, int col
     const bool ok = col0 + c < a.m;
     const __half* src =
         a.x + (ok ? static_cast<int64_t>(col0 + c) * a.x_stride : 0) + sb * kSbElems + 8 * q;
-    const uint32_t dst =
-        L::kWg ? (q >> 3) * (BN * 128) + c * 128 + (((q & 7) ^ (c & 7)) << 4) : c * kXRow + 16 * q;
-    gq::CpAsync16(stage + L::kWStage + dst, src, ok ? 16 : 0);
+    gq::CpAsync16(stage + L::kWStage + c * kXRow + 16 * q, src, ok ? 16 : 0);
+  }
+}
+
+// Tiles of 64 and 128 rows: the stage's activations as four 64-element chunks through the tensor
+// map (128-byte swizzle, rows past m zero-filled), one thread issuing, completed on `bar`.
+template <int BN>
+__device__ __forceinline__ void IssueXTma(const CUtensorMap& tx, uint32_t xstage, uint32_t bar,
+                                          int col0, int64_t sb) {
+  MbarExpectTx(bar, BN * 2 * kSbElems);
+  const uint64_t map = reinterpret_cast<uint64_t>(&tx);
+#pragma unroll
+  for (int c = 0; c < 4; ++c) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], "
+        "[%1, {%2, %3}], [%4];" ::"r"(xstage + c * (BN * 128)),
+        "l"(map), "r"(static_cast<int>(sb * kSbElems + 64 * c)), "r"(col0), "r"(bar)
+        : "memory");
   }
 }
 
@@ -127,7 +147,7 @@ __device__ __forceinline__ void IssueX(const MmaArgs& a, uint32_t stage, int col
 // [q, q + 1) * sbs_per_split.
 template <class F, int BN>
 __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
-    gemm_quant_mma_kernel(const MmaArgs a) {
+    gemm_quant_mma_kernel(const MmaArgs a, const __grid_constant__ CUtensorMap tx) {
   using L = Layout<F, BN>;
   constexpr int kNT = BN / 8;
   extern __shared__ __align__(128) uint8_t smem_raw[];
@@ -144,6 +164,15 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
   const int sb0 = q * a.sbs_per_split;
   const int count = max(0, min(a.sbs_per_split, a.sbs - sb0));
 
+  const uint32_t bars = sbase + L::kBarOff;  // kWg: stage s's activations complete on bars + 8 s
+  if constexpr (L::kWg) {
+    if (threadIdx.x == 0) {
+#pragma unroll
+      for (int s = 0; s < L::kStages; ++s) MbarInit(bars + 8 * s, 1);
+      FenceBarrierInit();
+    }
+    __syncthreads();
+  }
   // The weights of the first stages depend on no earlier kernel.
 #pragma unroll
   for (int s = 0; s < L::kStages - 1; ++s) {
@@ -153,7 +182,15 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
   PdlLaunchDependents();
 #pragma unroll
   for (int s = 0; s < L::kStages - 1; ++s) {
-    if (s < count) IssueX<F, BN>(a, sbase + s * L::kStage, col0, sb0 + s);
+    if (s < count) {
+      if constexpr (L::kWg) {
+        if (threadIdx.x == 0) {
+          IssueXTma<BN>(tx, sbase + s * L::kStage + L::kWStage, bars + 8 * s, col0, sb0 + s);
+        }
+      } else {
+        IssueX<F, BN>(a, sbase + s * L::kStage, col0, sb0 + s);
+      }
+    }
     gq::CpAsyncCommit();
   }
 
@@ -165,18 +202,24 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
   const uint32_t ldm_off = ((lane >> 4) * 8 + (lane & 7)) * kXRow + ((lane >> 3) & 1) * 16;
   for (int it = 0; it < count; ++it) {
     gq::CpAsyncWait<L::kStages - 2>();
-    if constexpr (L::kWg) wgmma::FenceProxyAsync();  // the copies visible to wgmma's reads
     __syncthreads();  // stage `it` visible to all; every warp is done with stage it - 1
     {
       const int nx = it + L::kStages - 1;
       if (nx < count) {
         const uint32_t st = sbase + (nx % L::kStages) * L::kStage;
         IssueW<F>(a, st, row0, sb0 + nx);
-        IssueX<F, BN>(a, st, col0, sb0 + nx);
+        if constexpr (L::kWg) {
+          if (threadIdx.x == 0) {
+            IssueXTma<BN>(tx, st + L::kWStage, bars + 8 * (nx % L::kStages), col0, sb0 + nx);
+          }
+        } else {
+          IssueX<F, BN>(a, st, col0, sb0 + nx);
+        }
       }
       gq::CpAsyncCommit();
     }
     const int slot = it % L::kStages;
+    if constexpr (L::kWg) MbarWait(bars + 8 * slot, static_cast<uint32_t>(it / L::kStages) & 1u);
     const uint8_t* wst = smem + slot * L::kStage;
     const uint8_t* xst = wst + L::kWStage;
     // kWg: B of the k16 step at element e0 of the stage (chunk e0 / 64, 32 bytes per step in it).
@@ -420,7 +463,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
 // kernel<<<grid, 256, smem>>> with clusters of `cluster_x` along x and PDL.
 template <typename Kernel>
 cudaError_t LaunchClusteredDependent(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream,
-                                     unsigned cluster_x, const MmaArgs& a) {
+                                     unsigned cluster_x, const MmaArgs& a, const CUtensorMap& tx) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = dim3(kThreads);
@@ -435,7 +478,7 @@ cudaError_t LaunchClusteredDependent(Kernel kernel, dim3 grid, size_t smem, cuda
   attr[1].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = cluster_x > 1 ? 2 : 1;
-  return cudaLaunchKernelEx(&cfg, kernel, a);
+  return cudaLaunchKernelEx(&cfg, kernel, a, tx);
 }
 
 // CTAs splitting k (1, 2, 4, 8): the most that still run in one wave (each split adds a prologue
@@ -455,6 +498,43 @@ int ChooseSplit(int64_t tiles, int sbs, int64_t sms, int per_sm, Clusters cluste
   return ns;
 }
 
+// The driver's tensor-map encoder (through the runtime: Forge links no driver library).
+StatusOr<PFN_cuTensorMapEncodeTiled_v12000> TensorMapEncoder() {
+  static std::atomic<void*> cached{nullptr};
+  void* fn = cached.load(std::memory_order_acquire);
+  if (fn == nullptr) {
+    cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+    CUDA_RETURN_IF_ERROR(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000,
+                                                          cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
+      return InternalError("gemm_quant_mma_cuda: the driver has no cuTensorMapEncodeTiled");
+    }
+    cached.store(fn, std::memory_order_release);
+  }
+  return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+}
+
+// The activations as a 2-D F16 tensor (k columns, m rows, x_stride apart) read in boxes of 64
+// columns by BN rows, 128-byte swizzled: the stage layout of the warpgroup MMAs' B.
+StatusOr<CUtensorMap> ActivationMap(const MmaArgs& a, int bn) {
+  ASSIGN_OR_RETURN(auto encode, TensorMapEncoder());
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(a.sbs) * kSbElems,
+                              static_cast<cuuint64_t>(a.m)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(a.x_stride) * 2};
+  const cuuint32_t box[2] = {64, static_cast<cuuint32_t>(bn)};
+  const cuuint32_t steps[2] = {1, 1};
+  const CUresult r =
+      encode(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, const_cast<__half*>(a.x), dims, strides, box,
+             steps, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) {
+    return InternalError("gemm_quant_mma_cuda: cuTensorMapEncodeTiled failed (" +
+                         std::to_string(static_cast<int>(r)) + ")");
+  }
+  return map;
+}
+
 template <class F, int BN>
 Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
   using L = Layout<F, BN>;
@@ -466,7 +546,7 @@ Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
   const int64_t row_tiles = (a.n + kBM - 1) / kBM;
   const int64_t col_tiles = (a.m + BN - 1) / BN;
   if (nsplit == 0) {
-    Status failed = Status::Ok();
+    cudaError_t failed = cudaSuccess;
     auto clusters = [&](int ns) -> int64_t {
       std::atomic<int>& slot = resident[ns == 2 ? 0 : ns == 4 ? 1 : 2];
       int n = slot.load(std::memory_order_relaxed);
@@ -482,24 +562,24 @@ Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
         attr.val.clusterDim.z = 1;
         cfg.attrs = &attr;
         cfg.numAttrs = 1;
-        const cudaError_t e = cudaOccupancyMaxActiveClusters(&n, kernel, &cfg);
-        if (e != cudaSuccess) {
-          failed = InternalError(std::string("cudaOccupancyMaxActiveClusters: ") +
-                                 cudaGetErrorString(e));
-          return 0;
-        }
+        failed = cudaOccupancyMaxActiveClusters(&n, kernel, &cfg);
+        if (failed != cudaSuccess) return 0;
         slot.store(std::max(n, 1), std::memory_order_relaxed);
       }
       return n;
     };
     ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
     nsplit = ChooseSplit(row_tiles * col_tiles, a.sbs, sms, L::kCtasPerSm, clusters);
-    if (!failed.ok()) return failed;
+    CUDA_RETURN_IF_ERROR(failed);
   }
   a.sbs_per_split = (a.sbs + nsplit - 1) / nsplit;
   const dim3 grid(static_cast<unsigned>(row_tiles * nsplit), static_cast<unsigned>(col_tiles));
-  CUDA_RETURN_IF_ERROR(
-      LaunchClusteredDependent(kernel, grid, L::kBytes, stream, static_cast<unsigned>(nsplit), a));
+  CUtensorMap tx{};  // read by the warpgroup-MMA tiles only
+  if constexpr (L::kWg) {
+    ASSIGN_OR_RETURN(tx, ActivationMap(a, BN));
+  }
+  CUDA_RETURN_IF_ERROR(LaunchClusteredDependent(kernel, grid, L::kBytes, stream,
+                                                static_cast<unsigned>(nsplit), a, tx));
   CUDA_RETURN_IF_LAUNCH_ERROR("gemm_quant_mma_kernel");
   return Status::Ok();
 }

@@ -6,8 +6,10 @@
 // run in one wave) whose F32 partial sums are added in rank order through distributed shared
 // memory (deterministic).
 // Per 256-element super-block, cp.async stages the CTA's 128 stored rows (144 bytes each) and the
-// tile's activations into a ring of 2-3 stages; the weights of the first stages are in flight
-// before the kernel waits for the one that writes the activations (pdl.cuh).
+// tile's activations into a ring of 2-3 stages (tiles of 64 and 128 rows: the activations by the
+// TMA unit, four 64-element boxes per stage through a tensor map, completed on the stage's
+// mbarrier); the weights of the first stages are in flight before the kernel waits for the one
+// that writes the activations (pdl.cuh).
 //   - A fragments are decoded in registers: each lane reads the 16 quant bytes of a 16-element run
 //     of its two rows, picks its 4 bytes, and turns each nibble pair into f16x2 weights: a LOP3
 //     gives (1024 + q) or (1024 + 16 q), one f16x2 add or FMA the exact integer q, and one f16x2
