@@ -226,8 +226,9 @@ TEST_P(CudaQuantMmaTest, MatchesReference) {
   }
 }
 
-// k split over 1, 2, 4 and 8 CTAs of a cluster (Q4_K: 9 super-blocks, the last CTAs get fewer or
-// none; Q6_K: 24), each tile width, and strided activations and outputs.
+// k split over 1 to 8 CTAs of a cluster (Q4_K: 9 super-blocks, the last CTAs get fewer or none;
+// Q6_K: 24; 3, 5, 6, 7: ranks that reduce unequal row ranges), each tile width, and strided
+// activations and outputs; a split of 9 is refused.
 TEST_P(CudaQuantMmaTest, EverySplitAndStride) {
   const GgmlType t = GetParam();
   const QuantMatrix q =
@@ -241,7 +242,7 @@ TEST_P(CudaQuantMmaTest, EverySplitAndStride) {
   DevBuf xd(xb.data(), xb.size());
   const std::vector<float> ref = Reference(q, x, xs, max_m, bias);
   for (int64_t m : {5, 20, 40, 200}) {
-    for (int nsplit : {1, 2, 4, 8}) {
+    for (int nsplit : {1, 2, 3, 4, 5, 6, 7, 8}) {
       SCOPED_TRACE("m=" + std::to_string(m) + " split " + std::to_string(nsplit));
       MmaRun g;
       g.m = m;
@@ -253,6 +254,16 @@ TEST_P(CudaQuantMmaTest, EverySplitAndStride) {
       EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), m * q.n, kHalfBound);
     }
   }
+  DevBuf out(q.n * 4);
+  MatmulParams p;
+  p.x = xd.data();
+  p.x_stride = xs;
+  p.w = WeightView{q.type, q.n, q.k, q.row_bytes, w.data()};
+  p.out = out.data();
+  p.m = 1;
+  p.x_type = DType::kF16;
+  p.out_type = DType::kF32;
+  EXPECT_EQ(cuda::gemm_quant_mma_cuda(p, nullptr, 9).code(), StatusCode::kInvalidArgument);
 }
 
 // A row's result does not depend on m: the rows of a 256-row call equal the same rows computed

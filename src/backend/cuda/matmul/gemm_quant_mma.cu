@@ -399,7 +399,8 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
     return;
   }
   // Split k: partial sums into shared memory [BN][kRedStride]; CTA q of the cluster adds rows
-  // [q, q + 1) * 128 / nsplit over the cluster in rank order (deterministic) and stores them.
+  // [q rows_per, (q + 1) rows_per) (rows_per: 128 / nsplit rounded up to 4 rows) over the cluster
+  // in rank order (deterministic) and stores them.
   __syncthreads();  // every warp is done with the stages
   float* red = reinterpret_cast<float*>(smem);
 #pragma unroll
@@ -415,9 +416,9 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
   // Each thread takes runs of 4 rows of one column, kBatch runs at a time, and issues every
   // rank's loads of a batch before adding any (the distributed shared-memory loads overlap).
   constexpr int kBatch = 2;
-  const int log_quads = 6 - __ffs(nsplit);  // log2(rows_per / 4) = 5 - log2(nsplit)
-  const int rows_per = kBM / nsplit, total = BN << log_quads;
   const int rank = static_cast<int>(cluster.block_rank());
+  const int rows_per = 4 * ((kBM / 4 + nsplit - 1) / nsplit), r_begin = rank * rows_per;
+  const int quads = max(0, min(rows_per, kBM - r_begin)) / 4, total = BN * quads;
   const float* parts[kMaxSplit];
 #pragma unroll
   for (int s = 0; s < kMaxSplit; ++s) parts[s] = cluster.map_shared_rank(red, s < nsplit ? s : 0);
@@ -426,7 +427,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int idx = min(base + b * kThreads, total - 1);
-      const int c = idx >> log_quads, r = rank * rows_per + 4 * (idx & ((1 << log_quads) - 1));
+      const int c = idx / quads, r = r_begin + 4 * (idx % quads);
 #pragma unroll
       for (int s = 0; s < kMaxSplit; ++s) {
         if (s < nsplit) {
@@ -438,7 +439,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
     for (int b = 0; b < kBatch; ++b) {
       const int idx = base + b * kThreads;
       if (idx >= total) break;
-      const int c = idx >> log_quads, r = rank * rows_per + 4 * (idx & ((1 << log_quads) - 1));
+      const int c = idx / quads, r = r_begin + 4 * (idx % quads);
       if (col0 + c >= a.m) continue;
       float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
@@ -481,21 +482,25 @@ cudaError_t LaunchClusteredDependent(Kernel kernel, dim3 grid, size_t smem, cuda
   return cudaLaunchKernelEx(&cfg, kernel, a, tx);
 }
 
-// CTAs splitting k (1, 2, 4, 8): the most that still run in one wave (each split adds a prologue
-// and a cluster reduction; a second wave would double the time). clusters(ns): how many clusters
-// of ns CTAs are resident at once, fewer than slots / ns where a GPC's SMs are not a multiple of
-// ns. At one CTA per SM a cluster left over idles the GPU for its whole run, so the clusters must
-// fit; at two, a left-over cluster runs beside the others' second CTAs, and the resident CTA slots
-// decide (measured on an H100: Q4_K 4096 x 14336 at 128 rows 91.7 -> 85.1 us counting clusters,
-// at 16 rows 31.7 -> 37.3 us had they been counted too).
+// CTAs splitting k (1 to 8): the most that still run in one wave (each split adds a prologue and a
+// cluster reduction; a second wave would double the time). At two CTAs per SM a left-over cluster
+// runs beside the others' second CTAs, and the resident CTA slots decide (powers of two). At one,
+// a left-over cluster idles the GPU for its whole run, so the clusters must all be resident at
+// once: clusters(ns) says how many of ns CTAs are, fewer than SMs / ns where a GPC's SMs are not a
+// multiple of ns, and any ns from 2 to 8 may be the largest that fits (measured on an H100: Q4_K
+// 4096 x 14336 at 128 rows 91.7 -> 85.1 us with clusters counted (2 rather than 4); at 16 rows,
+// two CTAs per SM, 31.7 -> 37.3 us had they been counted too).
 template <typename Clusters>
 int ChooseSplit(int64_t tiles, int sbs, int64_t sms, int per_sm, Clusters clusters) {
-  auto fits = [&](int ns) {
-    return per_sm > 1 ? tiles * ns <= sms * per_sm : tiles <= clusters(ns);
-  };
-  int ns = 1;
-  while (ns * 2 <= kMaxSplit && ns * 2 <= sbs && fits(ns * 2)) ns *= 2;
-  return ns;
+  if (per_sm > 1) {
+    int ns = 1;
+    while (ns * 2 <= kMaxSplit && ns * 2 <= sbs && tiles * ns * 2 <= sms * per_sm) ns *= 2;
+    return ns;
+  }
+  for (int ns = std::min(kMaxSplit, sbs); ns > 1; --ns) {
+    if (tiles <= clusters(ns)) return ns;
+  }
+  return 1;
 }
 
 // The driver's tensor-map encoder (through the runtime: Forge links no driver library).
@@ -541,14 +546,14 @@ Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
   auto* kernel = gemm_quant_mma_kernel<F, BN>;
   static std::atomic<uint64_t> smem_set{0};
   CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, L::kBytes, &smem_set));
-  // Resident clusters of 2, 4 and 8 CTAs (one GPU kind), asked once each.
-  static std::atomic<int> resident[3] = {0, 0, 0};
+  // Resident clusters of 2 to 8 CTAs (one GPU kind), asked once each.
+  static std::atomic<int> resident[kMaxSplit + 1] = {};
   const int64_t row_tiles = (a.n + kBM - 1) / kBM;
   const int64_t col_tiles = (a.m + BN - 1) / BN;
   if (nsplit == 0) {
     cudaError_t failed = cudaSuccess;
     auto clusters = [&](int ns) -> int64_t {
-      std::atomic<int>& slot = resident[ns == 2 ? 0 : ns == 4 ? 1 : 2];
+      std::atomic<int>& slot = resident[ns];
       int n = slot.load(std::memory_order_relaxed);
       if (n == 0) {
         cudaLaunchConfig_t cfg = {};
@@ -625,9 +630,9 @@ Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nspli
                                 "] with m=" + std::to_string(p.m) +
                                 " is outside the tensor-core quantized matmul");
   }
-  if (nsplit != 0 && nsplit != 1 && nsplit != 2 && nsplit != 4 && nsplit != 8) {
+  if (nsplit < 0 || nsplit > kMaxSplit) {
     return InvalidArgumentError("gemm_quant_mma_cuda: nsplit " + std::to_string(nsplit) +
-                                " is not 1, 2, 4 or 8");
+                                " is not 0 to " + std::to_string(kMaxSplit));
   }
   MmaArgs a;
   a.w = p.w.data;

@@ -2,8 +2,8 @@
 // activation rows) with Q4_K or Q6_K weights, on the tensor cores, reading the stored blocks once.
 //
 // Design. A CTA of 8 warps owns 128 weight rows (16 per warp) and a tile of 16, 32, 64 or 128
-// activation rows; the k range may be split over a cluster of 2, 4 or 8 CTAs (as many as still
-// run in one wave) whose F32 partial sums are added in rank order through distributed shared
+// activation rows; the k range may be split over a cluster of 2 to 8 CTAs (as many as still run
+// in one wave) whose F32 partial sums are added in rank order through distributed shared
 // memory (deterministic).
 // Per 256-element super-block, cp.async stages the CTA's 128 stored rows (144 bytes each) and the
 // tile's activations into a ring of 2-3 stages (tiles of 64 and 128 rows: the activations by the
@@ -51,7 +51,7 @@ bool GemmQuantMmaApplies(const MatmulParams& p);
 bool GemmQuantMmaPreferred(const MatmulParams& p);
 
 // Requires: GemmQuantMmaApplies(p) (else InvalidArgument). nsplit: the CTAs of a cluster splitting
-// k (1, 2, 4 or 8; 0: chosen to fill the GPU).
+// k (1 to 8; 0: chosen to fill the GPU).
 Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nsplit = 0);
 
 }  // namespace forge::cuda
