@@ -111,6 +111,44 @@ __device__ __forceinline__ void IssueW(const MmaArgs& a, uint32_t stage, int64_t
     gq::CpAsync16(stage + r * F::kSlot + 16 * q, src, ok ? 16 : 0);
   }
 }
+// IssueW with each thread's pieces fixed across stages: piece i = threadIdx.x + kThreads j is row
+// i / kMaxChunks, chunk i % kMaxChunks (the same coalesced order), its source row and shared
+// offset computed once; a stage adds its super-block's offset. Costs registers: taken at one CTA
+// per SM only.
+template <class F>
+struct WCopier {
+  static constexpr int kMaxChunks = F::kSlot / 16;
+  static constexpr int kPieces = (kBM * kMaxChunks + kThreads - 1) / kThreads;
+  const uint8_t* src[kPieces];
+  uint32_t dst[kPieces];  // r * kSlot + 16 q; ~0u: no piece
+  uint32_t q[kPieces];
+  uint32_t ok = 0;  // bit j: the row exists (else zero-filled)
+  WCopier() = default;
+  __device__ __forceinline__ WCopier(const MmaArgs& a, int64_t row0) {
+#pragma unroll
+    for (int j = 0; j < kPieces; ++j) {
+      const int i = static_cast<int>(threadIdx.x) + kThreads * j;
+      const int r = i / kMaxChunks;
+      q[j] = static_cast<uint32_t>(i % kMaxChunks);
+      dst[j] = i < kBM * kMaxChunks ? r * F::kSlot + 16 * q[j] : ~0u;
+      const bool exists = row0 + r < a.n;
+      ok |= exists ? 1u << j : 0u;
+      src[j] = a.w + (exists ? row0 + r : 0) * a.row_bytes + 16 * q[j];
+    }
+  }
+  __device__ __forceinline__ void Issue(uint32_t stage, int64_t sb) const {
+    const int off = static_cast<int>((F::kSbBytes * sb) & 15);
+    const uint32_t chunks = static_cast<uint32_t>((off + F::kSbBytes + 15) >> 4);
+    const int64_t first = F::kSbBytes * sb - off;
+#pragma unroll
+    for (int j = 0; j < kPieces; ++j) {
+      if (dst[j] != ~0u && q[j] < chunks) {
+        gq::CpAsync16(stage + dst[j], src[j] + first, (ok >> j) & 1u ? 16 : 0);
+      }
+    }
+  }
+};
+
 template <class F, int BN>
 __device__ __forceinline__ void IssueX(const MmaArgs& a, uint32_t stage, int col0, int64_t sb) {
   using L = Layout<F, BN>;
@@ -174,9 +212,18 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
     __syncthreads();
   }
   // The weights of the first stages depend on no earlier kernel.
+  constexpr bool kHoistW = L::kCtasPerSm == 1;
+  const WCopier<F> wcopy = kHoistW ? WCopier<F>(a, row0) : WCopier<F>();
+  auto issue_w = [&](uint32_t stage, int64_t sb) {
+    if constexpr (kHoistW) {
+      wcopy.Issue(stage, sb);
+    } else {
+      IssueW<F>(a, stage, row0, sb);
+    }
+  };
 #pragma unroll
   for (int s = 0; s < L::kStages - 1; ++s) {
-    if (s < count) IssueW<F>(a, sbase + s * L::kStage, row0, sb0 + s);
+    if (s < count) issue_w(sbase + s * L::kStage, sb0 + s);
   }
   PdlWait();
   PdlLaunchDependents();
@@ -207,7 +254,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
       const int nx = it + L::kStages - 1;
       if (nx < count) {
         const uint32_t st = sbase + (nx % L::kStages) * L::kStage;
-        IssueW<F>(a, st, row0, sb0 + nx);
+        issue_w(st, sb0 + nx);
         if constexpr (L::kWg) {
           if (threadIdx.x == 0) {
             IssueXTma<BN>(tx, st + L::kWStage, bars + 8 * (nx % L::kStages), col0, sb0 + nx);
