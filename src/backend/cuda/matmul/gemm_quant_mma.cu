@@ -1,5 +1,6 @@
 // gemm_quant_mma_cuda (design in gemm_quant_mma.h): Q4_K and Q6_K weights decoded in registers
-// into tensor-core A fragments, activations from shared memory through ldmatrix.
+// into tensor-core A fragments; activations from shared memory, through ldmatrix (tiles of 16 and
+// 32 rows, mma.sync) or read by the warpgroup MMAs themselves (64 and 128 rows, wgmma).
 //
 // Q4_K super-block (144 bytes): d, dmin (F16), scales[12] (8 six-bit scales and mins), qs[128].
 // Element 64j + 32h + l (j < 4, h < 2, l < 32) is nibble h of qs[32j + l], in sub-block 2j + h.
@@ -268,7 +269,6 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
     const int slot = it % L::kStages;
     if constexpr (L::kWg) MbarWait(bars + 8 * slot, static_cast<uint32_t>(it / L::kStages) & 1u);
     const uint8_t* wst = smem + slot * L::kStage;
-    const uint8_t* xst = wst + L::kWStage;
     // kWg: B of the k16 step at element e0 of the stage (chunk e0 / 64, 32 bytes per step in it).
     const uint32_t xw = sbase + slot * L::kStage + L::kWStage;
     auto desc = [&](int e0) {
