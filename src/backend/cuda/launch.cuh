@@ -1,5 +1,5 @@
-// Small helpers shared by the CUDA op launchers: grid sizing, clustered launches and warp
-// reductions.
+// Small helpers shared by the CUDA op launchers: grid sizing, clustered (and dependent) launches
+// and warp reductions.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,23 +30,42 @@ cudaError_t SetMaxDynamicSmemOnce(Kernel kernel, int bytes, std::atomic<uint64_t
 }
 
 // kernel<<<grid, block, smem, stream>>>(args...) with thread-block clusters of `cluster_x` CTAs
-// along x (1: no cluster attribute).
+// along x (1: no cluster attribute) and, if `dependent`, allowed to overlap the kernel before it in
+// the stream (programmatic dependent launch, pdl.cuh).
 template <typename... KernelArgs, typename... Args>
-cudaError_t LaunchClustered(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t smem,
-                            cudaStream_t stream, unsigned cluster_x, Args&&... args) {
+cudaError_t LaunchWithAttributes(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t smem,
+                                 cudaStream_t stream, unsigned cluster_x, bool dependent,
+                                 Args&&... args) {
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = block;
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cluster_x;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
+  cudaLaunchAttribute attr[2];
+  unsigned n = 0;
+  if (dependent) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
+  if (cluster_x > 1) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = cluster_x;
+    attr[n].val.clusterDim.y = 1;
+    attr[n].val.clusterDim.z = 1;
+    ++n;
+  }
   cfg.attrs = attr;
-  cfg.numAttrs = cluster_x > 1 ? 1 : 0;
+  cfg.numAttrs = n;
   return cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...);
+}
+
+// LaunchWithAttributes without the programmatic dependence.
+template <typename... KernelArgs, typename... Args>
+cudaError_t LaunchClustered(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t smem,
+                            cudaStream_t stream, unsigned cluster_x, Args&&... args) {
+  return LaunchWithAttributes(kernel, grid, block, smem, stream, cluster_x, false,
+                              std::forward<Args>(args)...);
 }
 
 __device__ __forceinline__ float WarpSum(float v) {

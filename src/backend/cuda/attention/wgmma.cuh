@@ -93,13 +93,15 @@ __device__ __forceinline__ void FenceOperands(float (&d)[N]) {
                ", %" B ", p, 1, 1, 0, 0;\n}\n"                                                 \
                : ACC_OUT                                                                       \
                : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+// TB: the operand index of the immediate trans-b flag (1: B MN-major, 0: K-major).
 #define FORGE_WGMMA_RS(N, TY, ACC_STR, ACC_OUT, A0, A1, A2, A3, B, SC, TB)                       \
   asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" SC                                           \
                ", 0;\n"                                                                          \
                "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " " ACC_STR ", {%" A0 \
-               ", %" A1 ", %" A2 ", %" A3 "}, %" B ", p, 1, 1, " TB ";\n}\n"                     \
+               ", %" A1 ", %" A2 ", %" A3 "}, %" B ", p, 1, 1, %" TB ";\n}\n"                    \
                : ACC_OUT                                                                         \
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d))
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d),          \
+                 "n"(kTransB))
 
 // d[64][N] = (scale_d ? d : 0) + A[64][16] B[16][N]: A and B K-major in shared memory (their
 // descriptors). The warpgroup's warp w holds rows 16 w .. 16 w + 15 of d in the mma.sync
@@ -132,34 +134,22 @@ __device__ __forceinline__ void MmaRS(float (&d)[N / 2], const uint32_t (&a)[4],
                                       int scale_d) {
   static_assert(N == 64 || N == 128);
   constexpr bool kHalf = std::is_same_v<T, __half>;
-  constexpr bool kT = !kKMajorB;
+  constexpr int kTransB = kKMajorB ? 0 : 1;
   if constexpr (N == 64) {
-    if constexpr (kHalf && kT) {
+    if constexpr (kHalf) {
       FORGE_WGMMA_RS(64, "f16", FORGE_WGMMA_ACC32_STR, FORGE_WGMMA_ACC32_OUT, "32", "33", "34",
-                     "35", "36", "37", "1");
-    } else if constexpr (kHalf) {
-      FORGE_WGMMA_RS(64, "f16", FORGE_WGMMA_ACC32_STR, FORGE_WGMMA_ACC32_OUT, "32", "33", "34",
-                     "35", "36", "37", "0");
-    } else if constexpr (kT) {
-      FORGE_WGMMA_RS(64, "bf16", FORGE_WGMMA_ACC32_STR, FORGE_WGMMA_ACC32_OUT, "32", "33", "34",
-                     "35", "36", "37", "1");
+                     "35", "36", "37", "38");
     } else {
       FORGE_WGMMA_RS(64, "bf16", FORGE_WGMMA_ACC32_STR, FORGE_WGMMA_ACC32_OUT, "32", "33", "34",
-                     "35", "36", "37", "0");
+                     "35", "36", "37", "38");
     }
   } else {
-    if constexpr (kHalf && kT) {
+    if constexpr (kHalf) {
       FORGE_WGMMA_RS(128, "f16", FORGE_WGMMA_ACC64_STR, FORGE_WGMMA_ACC64_OUT, "64", "65", "66",
-                     "67", "68", "69", "1");
-    } else if constexpr (kHalf) {
-      FORGE_WGMMA_RS(128, "f16", FORGE_WGMMA_ACC64_STR, FORGE_WGMMA_ACC64_OUT, "64", "65", "66",
-                     "67", "68", "69", "0");
-    } else if constexpr (kT) {
-      FORGE_WGMMA_RS(128, "bf16", FORGE_WGMMA_ACC64_STR, FORGE_WGMMA_ACC64_OUT, "64", "65", "66",
-                     "67", "68", "69", "1");
+                     "67", "68", "69", "70");
     } else {
       FORGE_WGMMA_RS(128, "bf16", FORGE_WGMMA_ACC64_STR, FORGE_WGMMA_ACC64_OUT, "64", "65", "66",
-                     "67", "68", "69", "0");
+                     "67", "68", "69", "70");
     }
   }
 }

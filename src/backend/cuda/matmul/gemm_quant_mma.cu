@@ -508,27 +508,6 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
   cluster.sync();  // keep this CTA's partial sums alive until the others have read them
 }
 
-// kernel<<<grid, 256, smem>>> with clusters of `cluster_x` along x and PDL.
-template <typename Kernel>
-cudaError_t LaunchClusteredDependent(Kernel kernel, dim3 grid, size_t smem, cudaStream_t stream,
-                                     unsigned cluster_x, const MmaArgs& a, const CUtensorMap& tx) {
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr[2];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  attr[1].id = cudaLaunchAttributeClusterDimension;
-  attr[1].val.clusterDim.x = cluster_x;
-  attr[1].val.clusterDim.y = 1;
-  attr[1].val.clusterDim.z = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = cluster_x > 1 ? 2 : 1;
-  return cudaLaunchKernelEx(&cfg, kernel, a, tx);
-}
-
 // CTAs splitting k (1 to 8): the most that still run in one wave (each split adds a prologue and a
 // cluster reduction; a second wave would double the time). At two CTAs per SM a left-over cluster
 // runs beside the others' second CTAs, and the resident CTA slots decide (powers of two). At one,
@@ -630,8 +609,8 @@ Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
   if constexpr (L::kWg) {
     ASSIGN_OR_RETURN(tx, ActivationMap(a, BN));
   }
-  CUDA_RETURN_IF_ERROR(LaunchClusteredDependent(kernel, grid, L::kBytes, stream,
-                                                static_cast<unsigned>(nsplit), a, tx));
+  CUDA_RETURN_IF_ERROR(LaunchWithAttributes(kernel, grid, dim3(kThreads), L::kBytes, stream,
+                                            static_cast<unsigned>(nsplit), true, a, tx));
   CUDA_RETURN_IF_LAUNCH_ERROR("gemm_quant_mma_kernel");
   return Status::Ok();
 }
