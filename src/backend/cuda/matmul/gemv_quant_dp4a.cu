@@ -490,13 +490,22 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   }
 }
 
+// Matrices of fewer bytes than this take one CTA per SM: a second kernel's CTAs (the next matmul,
+// launched as a dependent) then fit beside them and start their weight copies early. Measured on
+// the H100 (bench/results/gemv-dp4a-ab-h100-2026-11-26-s12.txt): Q4_K 4096 x 4096 (9.4 MB) 7.3
+// -> 5.7 us back to back, the 1024-row matrices unchanged; with every matrix at one CTA per SM,
+// 28672 x 4096 lost 10% and tg128 fell from 323 to 308 tokens/s.
+constexpr int64_t kOneCtaBelowBytes = int64_t{12} << 20;
+
 // Rows per warp (a multiple of F::kRows): the fewest that keep every CTA resident at once (one
 // wave), so each CTA quantizes the activations once for as many rows as possible; for narrow
 // matrices split k instead (a.ks).
 template <class F>
 Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
   const int64_t smem = SmemBytes<F>(static_cast<int64_t>(a.sbs) * kSbElems);
-  const int64_t ctas = std::clamp<int64_t>(kSmPerSm / (smem + 1024), 1, kMaxCtasPerSm);
+  const int64_t ctas = a.n * a.row_bytes < kOneCtaBelowBytes
+                           ? 1
+                           : std::clamp<int64_t>(kSmPerSm / (smem + 1024), 1, kMaxCtasPerSm);
   const int64_t warps = sms * ctas * kWarps;
   const int64_t per_warp = std::max<int64_t>(1, (a.n + warps - 1) / warps);
   a.rows_per_warp = (per_warp + F::kRows - 1) / F::kRows * F::kRows;
