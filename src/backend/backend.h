@@ -136,6 +136,13 @@ class Backend {
   virtual Status RmsNorm(const RmsNormParams& p) = 0;
   virtual Status AddRmsNorm(const AddRmsNormParams& p) = 0;
   virtual Status Matmul(const MatmulParams& p) = 0;
+  // Bytes of x's one row in the form this backend's matmul of w reads directly (MatmulParams::xq,
+  // written by the op producing x: AddRmsNormParams / SwigluParams::out_q), for m activation
+  // rows of x_type giving out_type; 0 where that matmul takes no such form.
+  virtual int64_t QuantizedActivationBytes(const WeightView& /*w*/, int64_t /*m*/, DType /*x_type*/,
+                                           DType /*out_type*/) const {
+    return 0;
+  }
   virtual Status Rope(const RopeParams& p) = 0;
   virtual Status KvWrite(const KvWriteParams& p) = 0;
   virtual Status RopeKvWrite(const RopeKvWriteParams& p) = 0;

@@ -122,6 +122,22 @@ Status Model::EnsureWorkspace(Rank& r, int64_t n_tokens, int64_t n_out) {
     return Status::Ok();
   };
   if (n_tokens > r.ws_tokens || n_out > r.ws_out) r.graphs.clear();  // they hold old pointers
+  if (r.ws_tokens == 0) {  // first use: the one-token forms, sized for every layer's matmuls
+    int64_t xn_q = 0, act_q = 0;
+    for (const LayerWeights& w : r.weights.layers) {
+      for (const WeightView* v : {&w.wqkv, &w.wq, &w.w_gate_up, &w.w_gate}) {
+        if (v->data != nullptr) {
+          xn_q = std::max(xn_q, r.backend->QuantizedActivationBytes(*v, 1, dtype_, DType::kF32));
+        }
+      }
+      if (w.w_down.data != nullptr) {
+        act_q =
+            std::max(act_q, r.backend->QuantizedActivationBytes(w.w_down, 1, dtype_, DType::kF32));
+      }
+    }
+    if (xn_q > 0) RETURN_IF_ERROR(alloc(r.xn_q, xn_q));
+    if (act_q > 0) RETURN_IF_ERROR(alloc(r.act_q, act_q));
+  }
   if (n_tokens > r.ws_tokens) {
     r.ws_tokens = std::max(n_tokens, 2 * r.ws_tokens);
     const int64_t t = r.ws_tokens;

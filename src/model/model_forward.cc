@@ -52,11 +52,20 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
   // down outputs): each rounding to a half type costs accuracy, and these buffers are small next
   // to the weights. Only GEMM inputs (xn, attn, act) and the KV cache are in the dtype.
   float* delta = r.delta->f32();
+  // One-token steps: where the backend's matmul of a weight reads its activation row in a form
+  // of its own (Backend::QuantizedActivationBytes), the op that writes xn or act writes that form
+  // too (once, instead of in every matmul that reads the row), and those matmuls take it.
+  auto takes_q = [&](const WeightView& w, const std::unique_ptr<BackendBuffer>& buf) {
+    if (T != 1 || buf == nullptr || w.data == nullptr) return false;
+    const int64_t need = be.QuantizedActivationBytes(w, 1, a, DType::kF32);
+    return need > 0 && need <= static_cast<int64_t>(buf->size());
+  };
   auto matmul = [&](const void* in, const WeightView& w, const float* bias, void* out,
-                    DType out_type) {
+                    DType out_type, const std::unique_ptr<BackendBuffer>* q = nullptr) {
     MatmulParams p{in, 0, w, bias, out, 0, T};
     p.x_type = a;
     p.out_type = out_type;
+    if (q != nullptr && takes_q(w, *q)) p.xq = (*q)->data();
     return be.Matmul(p);
   };
 
@@ -74,9 +83,15 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
       RETURN_IF_ERROR(
           be.RmsNorm({x, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
     } else {  // the previous layer's FFN output joins the residual here
-      RETURN_IF_ERROR(
-          be.AddRmsNorm({x, delta, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
+      AddRmsNormParams an{x, delta, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a};
+      if (takes_q(w.wqkv, r.xn_q) || takes_q(w.wq, r.xn_q) || takes_q(w.wk, r.xn_q) ||
+          takes_q(w.wv, r.xn_q)) {
+        an.out_q = r.xn_q->data();
+      }
+      RETURN_IF_ERROR(be.AddRmsNorm(an));
     }
+    // Whether xn_q holds this xn (written with it just above).
+    const std::unique_ptr<BackendBuffer>* xn_q = l > 0 ? &r.xn_q : nullptr;
     // q, k and v stay F32 through bias, q/k norm and RoPE: K and V are rounded once, into the
     // cache, and q not at all. Stacked weights: one matmul, rows [T, q | k | v]; else three
     // matmuls into [T, q], [T, k], [T, v].
@@ -87,11 +102,11 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
     const int64_t q_stride = fused_qkv ? qkv_dim : c.q_dim();
     const int64_t kv_stride = fused_qkv ? qkv_dim : c.kv_dim();
     if (fused_qkv) {
-      RETURN_IF_ERROR(matmul(xn, w.wqkv, w.bqkv.data, q, DType::kF32));
+      RETURN_IF_ERROR(matmul(xn, w.wqkv, w.bqkv.data, q, DType::kF32, xn_q));
     } else {
-      RETURN_IF_ERROR(matmul(xn, w.wq, w.bq.data, q, DType::kF32));
-      RETURN_IF_ERROR(matmul(xn, w.wk, w.bk.data, k, DType::kF32));
-      RETURN_IF_ERROR(matmul(xn, w.wv, w.bv.data, v, DType::kF32));
+      RETURN_IF_ERROR(matmul(xn, w.wq, w.bq.data, q, DType::kF32, xn_q));
+      RETURN_IF_ERROR(matmul(xn, w.wk, w.bk.data, k, DType::kF32, xn_q));
+      RETURN_IF_ERROR(matmul(xn, w.wv, w.bv.data, v, DType::kF32, xn_q));
     }
     if (c.qk_norm) {
       RETURN_IF_ERROR(be.RmsNorm({q, w.q_norm.data, q, T * c.n_head, c.head_dim, c.rms_eps}));
@@ -140,21 +155,26 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
     RETURN_IF_ERROR(be.Attention(ap));
     RETURN_IF_ERROR(matmul(attn, w.wo, nullptr, delta, DType::kF32));
     if (parallel) RETURN_IF_ERROR(collective_->AllReduceSum(rank, delta, T * c.n_embd));
-    RETURN_IF_ERROR(
-        be.AddRmsNorm({x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
+    AddRmsNormParams fn{x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a};
+    if (takes_q(w.w_gate_up, r.xn_q) || takes_q(w.w_gate, r.xn_q) || takes_q(w.w_up, r.xn_q)) {
+      fn.out_q = r.xn_q->data();
+    }
+    RETURN_IF_ERROR(be.AddRmsNorm(fn));
     // Stacked: one matmul, rows [T, gate | up]; else [T, gate] then [T, up].
     float* gate = r.ff->f32();
-    if (w.w_gate_up.data != nullptr) {
-      RETURN_IF_ERROR(matmul(xn, w.w_gate_up, nullptr, gate, DType::kF32));
-      RETURN_IF_ERROR(
-          be.Swiglu({gate, gate + c.n_ff, act, T, c.n_ff, 2 * c.n_ff, 2 * c.n_ff, DType::kF32, a}));
+    const bool stacked = w.w_gate_up.data != nullptr;
+    float* up = stacked ? gate + c.n_ff : gate + T * c.n_ff;
+    const int64_t ff_stride = stacked ? 2 * c.n_ff : 0;
+    SwigluParams sw{gate, up, act, T, c.n_ff, ff_stride, ff_stride, DType::kF32, a};
+    if (takes_q(w.w_down, r.act_q)) sw.out_q = r.act_q->data();
+    if (stacked) {
+      RETURN_IF_ERROR(matmul(xn, w.w_gate_up, nullptr, gate, DType::kF32, &r.xn_q));
     } else {
-      float* up = gate + T * c.n_ff;
-      RETURN_IF_ERROR(matmul(xn, w.w_gate, nullptr, gate, DType::kF32));
-      RETURN_IF_ERROR(matmul(xn, w.w_up, nullptr, up, DType::kF32));
-      RETURN_IF_ERROR(be.Swiglu({gate, up, act, T, c.n_ff, 0, 0, DType::kF32, a}));
+      RETURN_IF_ERROR(matmul(xn, w.w_gate, nullptr, gate, DType::kF32, &r.xn_q));
+      RETURN_IF_ERROR(matmul(xn, w.w_up, nullptr, up, DType::kF32, &r.xn_q));
     }
-    RETURN_IF_ERROR(matmul(act, w.w_down, nullptr, delta, DType::kF32));
+    RETURN_IF_ERROR(be.Swiglu(sw));
+    RETURN_IF_ERROR(matmul(act, w.w_down, nullptr, delta, DType::kF32, &r.act_q));
     if (parallel) RETURN_IF_ERROR(collective_->AllReduceSum(rank, delta, T * c.n_embd));
   }
   if (s.n_out == 0) return Status::Ok();

@@ -446,6 +446,10 @@ class CudaBackend : public Backend {
     return cuda::sample_cuda(p, stream_);
   }
 
+  int64_t QuantizedActivationBytes(const WeightView& w, int64_t m, DType x_type,
+                                   DType out_type) const override {
+    return KeptQuantized(w.type) ? cuda::GemvQuantDp4aActivationBytes(w, m, x_type, out_type) : 0;
+  }
   Status Matmul(const MatmulParams& p) override {
     RETURN_IF_ERROR(MakeCurrent(device_));
     if (KeptQuantized(p.w.type)) return QuantMatmul(p);

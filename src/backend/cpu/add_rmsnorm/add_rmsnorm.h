@@ -20,6 +20,9 @@ struct AddRmsNormParams {
   float eps = 1e-5f;
   DType delta_type = DType::kF32;  // the CPU backend supports F32 only
   DType out_type = DType::kF32;
+  // Also out's one row in the form a matmul takes as MatmulParams::xq (n_rows 1; only where
+  // Backend::QuantizedActivationBytes offered it), or null.
+  void* out_q = nullptr;
 };
 
 // Reference: add_ref then rmsnorm_ref.

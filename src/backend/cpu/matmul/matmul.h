@@ -21,6 +21,10 @@ struct MatmulParams {
   int64_t m = 0;
   DType x_type = DType::kF32;    // the CPU backend supports F32 only; a GPU: F32, or the
   DType out_type = DType::kF32;  // weight's own half type for x and that type or F32 for out
+  // x's one row already in the form the backend's one-row kernel reads (the op that wrote x also
+  // wrote this: AddRmsNormParams / SwigluParams::out_q), or null; sized and offered by
+  // Backend::QuantizedActivationBytes. Backends without such a kernel never see it.
+  const void* xq = nullptr;
 };
 
 // Reference: double accumulation over dequantized rows.

@@ -18,6 +18,9 @@ struct SwigluParams {
   int64_t up_stride = 0;         // 0: dim
   DType in_type = DType::kF32;   // of gate and up (the CPU: F32 only)
   DType out_type = DType::kF32;  // of out (the CPU: F32 only)
+  // Also out's one row in the form a matmul takes as MatmulParams::xq (n_tokens 1; only where
+  // Backend::QuantizedActivationBytes offered it), or null.
+  void* out_q = nullptr;
 };
 
 Status swiglu_ref(const SwigluParams& p);

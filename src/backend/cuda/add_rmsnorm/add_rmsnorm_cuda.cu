@@ -1,8 +1,14 @@
 // add_rmsnorm_cuda: one block per row (sized like rmsnorm_cuda's); the F32 residual takes the
 // delta and is written back, the sums kept in registers for the normalized output in the
-// activation dtype.
+// activation dtype; with out_q, also the row in the one-row DP4A GEMV's form (act_quant.cuh),
+// computed from the F16 values just written.
+#include <string>
+#include <type_traits>
+
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/device.h"
 #include "backend/cuda/dtype.cuh"
+#include "backend/cuda/matmul/act_quant.cuh"
 #include "backend/cuda/ops_cuda.h"
 #include "backend/cuda/pdl.cuh"
 #include "backend/cuda/rmsnorm/block_sum.cuh"
@@ -11,8 +17,8 @@ namespace forge::cuda {
 namespace {
 
 template <typename Td, typename Tout>
-__global__ void add_rmsnorm_kernel(float* residual, const Td* delta, const float* w, Tout* out,
-                                   int64_t dim, float eps) {
+__global__ void __launch_bounds__(1024) add_rmsnorm_kernel(float* residual, const Td* delta, const float* w, Tout* out,
+                                   int64_t dim, float eps, int8_t* out_q) {
   const int64_t r = blockIdx.x;
   float* xr = residual + r * dim;
   const Td* dr = delta + r * dim;
@@ -51,21 +57,36 @@ __global__ void add_rmsnorm_kernel(float* residual, const Td* delta, const float
   for (int64_t i = threadIdx.x + int64_t{kNormCached} * blockDim.x; i < dim; i += blockDim.x) {
     out[r * dim + i] = FromF32<Tout>(xr[i] * scale * w[i]);
   }
+  if constexpr (std::is_same_v<Tout, __half>) {
+    if (out_q != nullptr) {  // one row (the launcher checks): the block's writes, then the form
+      __syncthreads();
+      QuantizeActivations<true, 1>(out, static_cast<int>(dim), out_q, threadIdx.x, blockDim.x);
+    }
+  }
 }
 
 }  // namespace
 
 Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream) {
   if (p.n_rows == 0) return Status::Ok();
+  if (p.out_q != nullptr &&
+      (p.n_rows != 1 || p.out_type != DType::kF16 || p.dim % 256 != 0 ||
+       p.dim > (int64_t{1} << 24) || !IsAligned(p.out_q, 16) || !IsAligned(p.out, 16))) {
+    return InvalidArgumentError(
+        "add_rmsnorm_cuda: out_q takes one F16 row of a multiple of 256 "
+        "(16-byte aligned); got " +
+        std::to_string(p.n_rows) + " rows of " + std::to_string(p.dim) + " " +
+        DTypeName(p.out_type));
+  }
   const int threads = NormThreads(p.dim);
   return DispatchDType(p.delta_type, [&](auto d_zero) {
     return DispatchDType(p.out_type, [&](auto out_zero) {
       using Td = decltype(d_zero);
       using Tout = decltype(out_zero);
-      CUDA_RETURN_IF_ERROR(LaunchDependent(add_rmsnorm_kernel<Td, Tout>,
-                                           dim3(static_cast<unsigned>(p.n_rows)), dim3(threads), 0,
-                                           stream, p.residual, static_cast<const Td*>(p.delta),
-                                           p.weight, static_cast<Tout*>(p.out), p.dim, p.eps));
+      CUDA_RETURN_IF_ERROR(LaunchDependent(
+          add_rmsnorm_kernel<Td, Tout>, dim3(static_cast<unsigned>(p.n_rows)), dim3(threads), 0,
+          stream, p.residual, static_cast<const Td*>(p.delta), p.weight, static_cast<Tout*>(p.out),
+          p.dim, p.eps, static_cast<int8_t*>(p.out_q)));
       CUDA_RETURN_IF_LAUNCH_ERROR("add_rmsnorm_kernel");
       return Status::Ok();
     });

@@ -18,6 +18,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
 #include "backend/cuda/launch.cuh"
+#include "backend/cuda/matmul/act_quant.cuh"
 #include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda {
@@ -41,72 +42,40 @@ struct Dp4aArgs {
   int64_t rows_per_warp = 1;  // a multiple of the format's kRows
   int ks = 1;                 // warps splitting each row group's chunks (then one group each)
   const __half* x = nullptr;
+  const uint8_t* xq = nullptr;  // x in act_quant.cuh's form, or null: computed per CTA
   const float* bias = nullptr;
   void* out = nullptr;
   bool out_f32 = true;
 };
 
-// Shared memory: the activations as two int8 terms of k elements each, then per 32-element block
-// (scale / 254, exact sum); then each warp's stages and their mbarriers.
-__host__ __device__ inline int64_t XBytes(int64_t k) { return 2 * k + (k / 32) * 8; }
+// Shared memory: the activations in act_quant.cuh's form (ActQuantBytes(k)), then each warp's
+// stages and their mbarriers.
+__host__ __device__ inline int64_t XBytes(int64_t k) { return ActQuantBytes(k); }
 template <class F>
 int64_t SmemBytes(int64_t k) {
   return XBytes(k) + kWarps * kStages * (F::kStageBytes + 8) + kWarps * F::kRows * 4;
 }
 
-// x as two int8 terms per element, x = scale (q1 + q2 / 254) to within scale / 508 (scale =
-// amax / 127 of its 32-element block): xq[e] = q1, xq[k + e] = q2, xs[b] = (scale / 254, sum of
-// the F32 values). Each thread takes 8 elements; the 4 threads of a block are 4 consecutive lanes
-// of one warp.
-__device__ __forceinline__ void QuantizeX(const __half* x, int k, int8_t* xq, float2* xs) {
-  constexpr int kBatch = 8;                                          // loads in flight per thread
-  for (int u0 = threadIdx.x; u0 < k / 8; u0 += kBatch * kThreads) {  // k / 8: a multiple of 32
-    uint4 vb[kBatch];
+// The activations into shared memory: copied from the form the op that wrote x left (a.xq), or
+// computed from x here.
+__device__ __forceinline__ void StageX(const Dp4aArgs& a, int k, uint8_t* smem) {
+  if (a.xq == nullptr) {
+    QuantizeActivations<false>(a.x, k, reinterpret_cast<int8_t*>(smem), threadIdx.x, kThreads);
+    return;
+  }
+  constexpr int kBatch = 8;  // 16-byte loads in flight per thread
+  const int n16 = static_cast<int>(ActQuantBytes(k) / 16);
+  const uint4* src = reinterpret_cast<const uint4*>(a.xq);
+  uint4* dst = reinterpret_cast<uint4*>(smem);
+  for (int i0 = threadIdx.x; i0 < n16; i0 += kBatch * kThreads) {
+    uint4 v[kBatch];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      const int u = u0 + b * kThreads;
-      if (u < k / 8) vb[b] = __ldg(reinterpret_cast<const uint4*>(x + u * 8));
+      if (i0 + b * kThreads < n16) v[b] = src[i0 + b * kThreads];
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      const int u = u0 + b * kThreads;
-      if (u >= k / 8) break;
-      const int e = u * 8;
-      const uint4 v = vb[b];
-      const __half2* h = reinterpret_cast<const __half2*>(&v);
-      float f[8];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float2 t = __half22float2(h[i]);
-        f[2 * i] = t.x;
-        f[2 * i + 1] = t.y;
-      }
-      float amax = 0.0f, sum = 0.0f;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        amax = fmaxf(amax, fabsf(f[i]));
-        sum = __fadd_rn(sum, f[i]);
-      }
-      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
-      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
-      sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 1));
-      sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 2));
-      const float inv = amax > 0.0f ? __fdiv_rn(127.0f, amax) : 0.0f;
-      uint32_t p1[2] = {0, 0}, p2[2] = {0, 0};
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const float t = __fmul_rn(f[i], inv);  // in [-127, 127]
-        const float q1 = rintf(t);
-        const float q2 = rintf(__fmul_rn(__fsub_rn(t, q1), 254.0f));  // in [-127, 127]
-        p1[i / 4] |= (static_cast<uint32_t>(static_cast<int>(q1)) & 0xFFu) << (8 * (i % 4));
-        p2[i / 4] |= (static_cast<uint32_t>(static_cast<int>(q2)) & 0xFFu) << (8 * (i % 4));
-      }
-      *reinterpret_cast<uint2*>(xq + e) = make_uint2(p1[0], p1[1]);
-      *reinterpret_cast<uint2*>(xq + k + e) = make_uint2(p2[0], p2[1]);
-      // A NaN in the block (the sum is NaN; the max skips it) makes its scale NaN, so it reaches
-      // every output as it would through F16 arithmetic.
-      const float scale = sum != sum ? sum : __fdiv_rn(amax, 127.0f * 254.0f);
-      if ((threadIdx.x & 3) == 0) xs[e / 32] = make_float2(scale, sum);
+      if (i0 + b * kThreads < n16) dst[i0 + b * kThreads] = v[b];
     }
   }
 }
@@ -421,7 +390,7 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   __syncwarp();
   PdlWait();
   PdlLaunchDependents();
-  QuantizeX(a.x, k, xq, xs);
+  StageX(a, k, smem);
   __syncthreads();
 
   float acc[kRows] = {};
@@ -552,8 +521,10 @@ auto WithFormat(GgmlType t, Fn&& fn) {
 
 }  // namespace
 
-bool GemvQuantDp4aApplies(const MatmulParams& p) {
-  const WeightView& w = p.w;
+namespace {
+
+// Whether the kernel takes a matmul of this shape (the pointer checks aside).
+bool TakesShape(const WeightView& w, int64_t m, DType x_type, DType out_type) {
   // The format's super-block bytes and shared memory at this k; 0 where it has no part here.
   const auto [sb_bytes, smem] = WithFormat(w.type, [&](auto f) -> std::pair<int64_t, int64_t> {
     using F = decltype(f);
@@ -563,8 +534,8 @@ bool GemvQuantDp4aApplies(const MatmulParams& p) {
       return {F::kSbBytes, SmemBytes<F>(w.cols)};
     }
   });
-  if (sb_bytes == 0 || p.m != 1 || p.x_type != DType::kF16) return false;
-  if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return false;
+  if (sb_bytes == 0 || m != 1 || x_type != DType::kF16) return false;
+  if (out_type != DType::kF32 && out_type != DType::kF16) return false;
   if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return false;
   if (w.cols < kSbElems || w.cols % kSbElems != 0 || w.cols > (int64_t{1} << 24)) return false;
   // Q6_K: whole chunks, so every bulk copy is a multiple of 16 bytes from a 16-byte boundary.
@@ -573,9 +544,20 @@ bool GemvQuantDp4aApplies(const MatmulParams& p) {
   // 4096), slower at k = 14336 (24.3 against 21.4 us on 4096 x 14336; gemv-h200-2026-11-22-s8h).
   if (w.type == GgmlType::kQ5_K && w.cols >= 8192) return false;
   if (w.row_bytes != w.cols / kSbElems * sb_bytes) return false;
-  if (smem > kMaxSmem) return false;
-  if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
-  return IsAligned(w.data, 16) && IsAligned(p.x, 16) && IsAligned(p.out, DTypeSize(p.out_type));
+  return smem <= kMaxSmem;
+}
+
+}  // namespace
+
+bool GemvQuantDp4aApplies(const MatmulParams& p) {
+  if (!TakesShape(p.w, p.m, p.x_type, p.out_type)) return false;
+  if (p.w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
+  if (p.xq != nullptr && !IsAligned(p.xq, 16)) return false;
+  return IsAligned(p.w.data, 16) && IsAligned(p.x, 16) && IsAligned(p.out, DTypeSize(p.out_type));
+}
+
+int64_t GemvQuantDp4aActivationBytes(const WeightView& w, int64_t m, DType x_type, DType out_type) {
+  return TakesShape(w, m, x_type, out_type) ? ActQuantBytes(w.cols) : 0;
 }
 
 Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream) {
@@ -590,6 +572,7 @@ Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream) {
   a.n = p.w.rows;
   a.sbs = static_cast<int>(p.w.cols / kSbElems);
   a.x = static_cast<const __half*>(p.x);
+  a.xq = static_cast<const uint8_t*>(p.xq);
   a.bias = p.bias;
   a.out = p.out;
   a.out_f32 = p.out_type == DType::kF32;

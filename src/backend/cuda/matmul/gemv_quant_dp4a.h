@@ -42,7 +42,12 @@ namespace forge::cuda {
 // (2.25 k bytes) and the stages fitting in one CTA's shared memory.
 bool GemvQuantDp4aApplies(const MatmulParams& p);
 
-// Requires: GemvQuantDp4aApplies(p) (else InvalidArgument).
+// Bytes of the activations' form this kernel reads from p.xq (act_quant.cuh) when it takes a
+// matmul of w at m rows of x_type into out_type; 0 where it takes none.
+int64_t GemvQuantDp4aActivationBytes(const WeightView& w, int64_t m, DType x_type, DType out_type);
+
+// Requires: GemvQuantDp4aApplies(p) (else InvalidArgument). p.xq, if set, holds x in
+// act_quant.cuh's form (written by the op that wrote x): the CTAs copy it instead of computing it.
 Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream);
 
 }  // namespace forge::cuda

@@ -1,7 +1,13 @@
 // swiglu_cuda, add_bias_cuda and convert_f32_cuda: elementwise, grid-stride, F32 arithmetic.
+// swiglu_cuda with out_q (one F16 row): a thread per 8 outputs, which then also form the row in
+// the one-row DP4A GEMV's form (act_quant.cuh) from the F16 values it wrote.
+#include <string>
+
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/device.h"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
+#include "backend/cuda/matmul/act_quant.cuh"
 #include "backend/cuda/ops_cuda.h"
 #include "backend/cuda/pdl.cuh"
 
@@ -19,6 +25,24 @@ __global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t
     const float g = ToF32(gate[t * gs + i]);
     out[w] = FromF32<Tout>(g / (1.0f + expf(-g)) * ToF32(up[t * us + i]));
   }
+}
+
+// One row of dim (a multiple of 256) outputs; thread g computes outputs [8g, 8g + 8), then takes
+// the same unit in QuantizeActivations (units past the end: threads of whole warps only).
+template <typename Tin>
+__global__ void swiglu_quant_kernel(const Tin* gate, const Tin* up, __half* out, int8_t* out_q,
+                                    int dim) {
+  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
+  PdlLaunchDependents();
+  const int g = blockIdx.x * blockDim.x + threadIdx.x;
+  if (g * 8 < dim) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const float gv = ToF32(gate[g * 8 + i]);
+      out[g * 8 + i] = FromF32<__half>(gv / (1.0f + expf(-gv)) * ToF32(up[g * 8 + i]));
+    }
+  }
+  QuantizeActivations<true, 1>(out, dim, out_q, g, gridDim.x * blockDim.x);
 }
 
 template <typename T>
@@ -44,6 +68,27 @@ __global__ void convert_kernel(const float* in, T* out, int64_t n) {
 Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream) {
   const int64_t total = p.n_tokens * p.dim;
   if (total == 0) return Status::Ok();
+  if (p.out_q != nullptr) {
+    if (p.n_tokens != 1 || p.out_type != DType::kF16 || p.dim % 256 != 0 ||
+        p.dim > (int64_t{1} << 24) || !IsAligned(p.out_q, 16) || !IsAligned(p.out, 16)) {
+      return InvalidArgumentError(
+          "swiglu_cuda: out_q takes one F16 row of a multiple of 256 "
+          "(16-byte aligned); got " +
+          std::to_string(p.n_tokens) + " rows of " + std::to_string(p.dim) + " " +
+          DTypeName(p.out_type));
+    }
+    // Every thread of the grid takes part (a multiple of 32 of them, one 8-output unit each).
+    const unsigned blocks = static_cast<unsigned>((p.dim / 8 + 255) / 256);
+    return DispatchDType(p.in_type, [&](auto in_zero) {
+      using Tin = decltype(in_zero);
+      CUDA_RETURN_IF_ERROR(LaunchDependent(
+          swiglu_quant_kernel<Tin>, dim3(blocks), dim3(256), 0, stream,
+          static_cast<const Tin*>(p.gate), static_cast<const Tin*>(p.up),
+          static_cast<__half*>(p.out), static_cast<int8_t*>(p.out_q), static_cast<int>(p.dim)));
+      CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_quant_kernel");
+      return Status::Ok();
+    });
+  }
   return DispatchDType(p.in_type, [&](auto in_zero) {
     return DispatchDType(p.out_type, [&](auto out_zero) {
       using Tin = decltype(in_zero);

@@ -1,0 +1,86 @@
+// The one-row DP4A GEMV's form of its activations (gemv_quant_dp4a.h): x as two int8 terms per
+// element, x = scale (q1 + q2 / 254) to within scale / 508 (scale = amax / 127 of its 32-element
+// block): xq[e] = q1, xq[k + e] = q2, then per block xs[b] = (scale / 254, sum of its F32
+// values). ActQuantBytes(k) bytes in all. The GEMV computes it from the F16 row in every CTA, or
+// takes it from the op that wrote the row (MatmulParams::xq), which computes it once with the
+// same function from the same F16 values: the GEMV's result is the same either way, bit for bit.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+namespace forge::cuda {
+
+__host__ __device__ constexpr int64_t ActQuantBytes(int64_t k) { return 2 * k + (k / 32) * 8; }
+
+// Writes the form of x[0, k) (k a multiple of 256) into xq (ActQuantBytes(k) bytes: the terms,
+// then the block pairs at xq + 2k, 8-byte aligned), shared or global memory, with threads
+// [0, nthreads) of the block (nthreads a multiple of 32). Thread t takes 8-element units t,
+// t + nthreads, ...: the 4 of a block are 4 consecutive lanes of one warp, and as k / 8 is a
+// multiple of 32 a warp's lanes all take a unit or none do (the shuffles need every lane).
+// kCoherent: x was written by this kernel (plain loads, not the read-only path). kBatch: units a
+// thread loads at once (registers: 4 a unit).
+template <bool kCoherent, int kBatch = 8>
+__device__ __forceinline__ void QuantizeActivations(const __half* x, int k, int8_t* xq, int tid,
+                                                    int nthreads) {
+  float2* xs = reinterpret_cast<float2*>(xq + 2 * k);
+  for (int u0 = tid; u0 < k / 8; u0 += kBatch * nthreads) {
+    uint4 vb[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int u = u0 + b * nthreads;
+      if (u < k / 8) {
+        const uint4* src = reinterpret_cast<const uint4*>(x + u * 8);
+        if constexpr (kCoherent) {
+          vb[b] = *src;
+        } else {
+          vb[b] = __ldg(src);
+        }
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int u = u0 + b * nthreads;
+      if (u >= k / 8) break;
+      const int e = u * 8;
+      const uint4 v = vb[b];
+      const __half2* h = reinterpret_cast<const __half2*>(&v);
+      float f[8];
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 t = __half22float2(h[i]);
+        f[2 * i] = t.x;
+        f[2 * i + 1] = t.y;
+      }
+      float amax = 0.0f, sum = 0.0f;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        amax = fmaxf(amax, fabsf(f[i]));
+        sum = __fadd_rn(sum, f[i]);
+      }
+      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
+      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
+      sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 1));
+      sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 2));
+      const float inv = amax > 0.0f ? __fdiv_rn(127.0f, amax) : 0.0f;
+      uint32_t p1[2] = {0, 0}, p2[2] = {0, 0};
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const float t = __fmul_rn(f[i], inv);  // in [-127, 127]
+        const float q1 = rintf(t);
+        const float q2 = rintf(__fmul_rn(__fsub_rn(t, q1), 254.0f));  // in [-127, 127]
+        p1[i / 4] |= (static_cast<uint32_t>(static_cast<int>(q1)) & 0xFFu) << (8 * (i % 4));
+        p2[i / 4] |= (static_cast<uint32_t>(static_cast<int>(q2)) & 0xFFu) << (8 * (i % 4));
+      }
+      *reinterpret_cast<uint2*>(xq + e) = make_uint2(p1[0], p1[1]);
+      *reinterpret_cast<uint2*>(xq + k + e) = make_uint2(p2[0], p2[1]);
+      // A NaN in the block (the sum is NaN; the max skips it) makes its scale NaN, so it reaches
+      // every output as it would through F16 arithmetic.
+      const float scale = sum != sum ? sum : __fdiv_rn(amax, 127.0f * 254.0f);
+      if ((tid & 3) == 0) xs[e / 32] = make_float2(scale, sum);
+    }
+  }
+}
+
+}  // namespace forge::cuda

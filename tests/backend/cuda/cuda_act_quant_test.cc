@@ -1,0 +1,206 @@
+// The one-row DP4A GEMV's activation form written by the ops that produce its input
+// (act_quant.cuh): add_rmsnorm_cuda and swiglu_cuda with out_q write, for one F16 row, exactly the
+// bytes a host reimplementation of the form computes from the F16 row they wrote (two int8 terms
+// per element, per 32-element block the scale / 254 and the F32 sum in the kernel's order); the
+// GEMV given that form (MatmulParams::xq) gives the same bits as the GEMV computing it itself, in
+// Q4_K and Q6_K at k = 4096 and 14336; bad shapes are refused; and the backend offers the form
+// exactly where the GEMV takes one activation row.
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "backend/backend.h"
+#include "backend/cuda/cuda_backend.h"
+#include "backend/cuda/cuda_test_buffers.h"
+#include "backend/cuda/matmul/gemv_quant_dp4a.h"
+#include "backend/cuda/ops_cuda.h"
+#include "backend/cuda/quant_test_data.h"
+#include "base/half.h"
+#include "support/op_harness.h"
+#include "support/test_env.h"
+
+namespace forge {
+namespace {
+
+using testing::DevBuf;
+
+int64_t FormBytes(int64_t k) { return 2 * k + (k / 32) * 8; }
+
+// The form of x (F16 bits, k elements) as act_quant.cuh defines it, computed on the host with the
+// same IEEE F32 operations in the same order.
+std::vector<uint8_t> HostForm(const std::vector<uint16_t>& xh) {
+  const int64_t k = static_cast<int64_t>(xh.size());
+  std::vector<uint8_t> out(FormBytes(k));
+  for (int64_t b = 0; b < k / 32; ++b) {
+    float f[32], unit_sum[4];
+    float amax = 0.0f;
+    for (int i = 0; i < 32; ++i) {
+      f[i] = F16ToF32(xh[b * 32 + i]);
+      amax = std::fmax(amax, std::fabs(f[i]));
+    }
+    for (int u = 0; u < 4; ++u) {
+      float s = 0.0f;
+      for (int i = 0; i < 8; ++i) s += f[8 * u + i];
+      unit_sum[u] = s;
+    }
+    const float sum = (unit_sum[0] + unit_sum[1]) + (unit_sum[2] + unit_sum[3]);
+    const float inv = amax > 0.0f ? 127.0f / amax : 0.0f;
+    for (int i = 0; i < 32; ++i) {
+      const float t = f[i] * inv;
+      const float q1 = std::rint(t);
+      const float q2 = std::rint((t - q1) * 254.0f);
+      out[b * 32 + i] = static_cast<uint8_t>(static_cast<int8_t>(q1));
+      out[k + b * 32 + i] = static_cast<uint8_t>(static_cast<int8_t>(q2));
+    }
+    const float pair[2] = {amax / (127.0f * 254.0f), sum};
+    std::memcpy(out.data() + 2 * k + 8 * b, pair, 8);
+  }
+  return out;
+}
+
+std::vector<uint16_t> HalfRow(const std::vector<uint8_t>& bytes, int64_t k) {
+  std::vector<uint16_t> h(k);
+  std::memcpy(h.data(), bytes.data(), 2 * k);
+  return h;
+}
+
+// out = W x through the DP4A GEMV, with xq (the form) or without; the F32 outputs' bits.
+std::vector<uint8_t> Gemv(const testing::QuantMatrix& q, const DevBuf& w, const DevBuf& x,
+                          const uint8_t* xq) {
+  DevBuf out(q.n * 4);
+  MatmulParams p;
+  p.x = x.data();
+  p.w = {q.type, q.n, q.k, q.row_bytes, w.data()};
+  p.out = out.data();
+  p.m = 1;
+  p.x_type = DType::kF16;
+  p.out_type = DType::kF32;
+  p.xq = xq;
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p));
+  const Status st = cuda::gemv_quant_dp4a_cuda(p, nullptr);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  bool guards = false;
+  std::vector<uint8_t> b = out.Download(&guards);
+  EXPECT_TRUE(guards);
+  b.resize(q.n * 4);
+  return b;
+}
+
+TEST(CudaActQuantTest, AddRmsNormWritesTheFormAndTheGemvTakesIt) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  for (int64_t k : {4096, 14336}) {
+    SCOPED_TRACE(k);
+    const std::vector<float> res = testing::RandomVector(k, 11),
+                             delta = testing::RandomVector(k, 12);
+    std::vector<float> weight = testing::RandomVector(k, 13);
+    weight[5] = 40.0f;  // an outlier sets its block's scale
+    DevBuf dres(res.data(), k * 4), ddelta(delta.data(), k * 4), dw(weight.data(), k * 4);
+    DevBuf out(k * 2), out_q(FormBytes(k));
+    AddRmsNormParams p{reinterpret_cast<float*>(dres.data()),
+                       ddelta.data(),
+                       reinterpret_cast<const float*>(dw.data()),
+                       out.data(),
+                       1,
+                       k,
+                       1e-5f,
+                       DType::kF32,
+                       DType::kF16};
+    p.out_q = out_q.data();
+    ASSERT_TRUE(cuda::add_rmsnorm_cuda(p, nullptr).ok());
+    bool guards = false;
+    const std::vector<uint8_t> xb = out.Download(&guards), form = out_q.Download(&guards);
+    ASSERT_TRUE(guards) << "write past the form";
+    const std::vector<uint8_t> want = HostForm(HalfRow(xb, k));
+    ASSERT_EQ(std::memcmp(form.data(), want.data(), want.size()), 0);
+    for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+      const testing::QuantMatrix q = testing::RandomBlocks(t, 1000, k, 14);
+      DevBuf w(q.bytes.data(), q.bytes.size());
+      EXPECT_EQ(Gemv(q, w, out, out_q.data()), Gemv(q, w, out, nullptr)) << TypeName(t);
+    }
+  }
+}
+
+TEST(CudaActQuantTest, SwigluWritesTheFormAndTheGemvTakesIt) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  for (int64_t k : {4096, 14336}) {
+    SCOPED_TRACE(k);
+    // gate | up stacked in one row of 2k F32, as the model's gate_up product.
+    const std::vector<float> ff = testing::RandomVector(2 * k, 21, 3.0f);
+    DevBuf dff(ff.data(), 2 * k * 4);
+    DevBuf out(k * 2), out_q(FormBytes(k));
+    SwigluParams p{dff.data(), dff.data() + k * 4, out.data(), 1, k, 2 * k,
+                   2 * k,      DType::kF32,        DType::kF16};
+    p.out_q = out_q.data();
+    ASSERT_TRUE(cuda::swiglu_cuda(p, nullptr).ok());
+    bool guards = false;
+    const std::vector<uint8_t> xb = out.Download(&guards);
+    ASSERT_TRUE(guards);
+    const std::vector<uint8_t> form = out_q.Download(&guards);
+    ASSERT_TRUE(guards) << "write past the form";
+    // The F16 row is the plain kernel's, and the form is the host's from it.
+    DevBuf plain(k * 2);
+    SwigluParams pp = p;
+    pp.out = plain.data();
+    pp.out_q = nullptr;
+    ASSERT_TRUE(cuda::swiglu_cuda(pp, nullptr).ok());
+    const std::vector<uint8_t> pb = plain.Download(&guards);
+    ASSERT_EQ(std::memcmp(xb.data(), pb.data(), k * 2), 0);
+    const std::vector<uint8_t> want = HostForm(HalfRow(xb, k));
+    ASSERT_EQ(std::memcmp(form.data(), want.data(), want.size()), 0);
+    for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+      const testing::QuantMatrix q = testing::RandomBlocks(t, 1000, k, 24);
+      DevBuf w(q.bytes.data(), q.bytes.size());
+      EXPECT_EQ(Gemv(q, w, out, out_q.data()), Gemv(q, w, out, nullptr)) << TypeName(t);
+    }
+  }
+}
+
+TEST(CudaActQuantTest, RefusesShapesWithoutTheForm) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  DevBuf a(4 * 4096 * 4), b(4 * 4096 * 4), o(4 * 4096 * 4), q(FormBytes(4096));
+  AddRmsNormParams n{reinterpret_cast<float*>(a.data()),
+                     b.data(),
+                     reinterpret_cast<const float*>(b.data()),
+                     o.data(),
+                     2,
+                     4096,
+                     1e-5f,
+                     DType::kF32,
+                     DType::kF16};
+  n.out_q = q.data();
+  EXPECT_EQ(cuda::add_rmsnorm_cuda(n, nullptr).code(), StatusCode::kInvalidArgument);  // 2 rows
+  n.n_rows = 1;
+  n.dim = 4000;
+  EXPECT_EQ(cuda::add_rmsnorm_cuda(n, nullptr).code(), StatusCode::kInvalidArgument);
+  n.dim = 4096;
+  n.out_type = DType::kBF16;
+  EXPECT_EQ(cuda::add_rmsnorm_cuda(n, nullptr).code(), StatusCode::kInvalidArgument);
+  SwigluParams s{a.data(), b.data(), o.data(), 2, 4096, 0, 0, DType::kF32, DType::kF16};
+  s.out_q = q.data();
+  EXPECT_EQ(cuda::swiglu_cuda(s, nullptr).code(), StatusCode::kInvalidArgument);
+  s.n_tokens = 1;
+  s.dim = 4000;
+  EXPECT_EQ(cuda::swiglu_cuda(s, nullptr).code(), StatusCode::kInvalidArgument);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+TEST(CudaActQuantTest, BackendOffersTheFormWhereTheGemvTakesOneRow) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  auto gpu = MakeCudaBackend();
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  const Backend& be = **gpu;
+  const WeightView q4k{GgmlType::kQ4_K, 1024, 4096, 16 * 144, nullptr};
+  EXPECT_EQ(be.QuantizedActivationBytes(q4k, 1, DType::kF16, DType::kF32), FormBytes(4096));
+  EXPECT_EQ(be.QuantizedActivationBytes(q4k, 2, DType::kF16, DType::kF32), 0);
+  EXPECT_EQ(be.QuantizedActivationBytes(q4k, 1, DType::kBF16, DType::kF32), 0);
+  const WeightView f16{GgmlType::kF16, 1024, 4096, 4096 * 2, nullptr};
+  EXPECT_EQ(be.QuantizedActivationBytes(f16, 1, DType::kF16, DType::kF32), 0);
+  auto cpu = MakeCpuBackend();
+  EXPECT_EQ(cpu->QuantizedActivationBytes(q4k, 1, DType::kF16, DType::kF32), 0);
+}
+
+}  // namespace
+}  // namespace forge
