@@ -17,8 +17,9 @@ namespace forge::cuda {
 namespace {
 
 template <typename Td, typename Tout>
-__global__ void __launch_bounds__(1024) add_rmsnorm_kernel(float* residual, const Td* delta, const float* w, Tout* out,
-                                   int64_t dim, float eps, int8_t* out_q) {
+__global__ void __launch_bounds__(1024)
+    add_rmsnorm_kernel(float* residual, const Td* delta, const float* w, Tout* out, int64_t dim,
+                       float eps, int8_t* out_q) {
   const int64_t r = blockIdx.x;
   float* xr = residual + r * dim;
   const Td* dr = delta + r * dim;
