@@ -151,36 +151,58 @@ struct Q45K {
     return make_uint4(v.x | FifthBits(qh.x, bit), v.y | FifthBits(qh.y, bit),
                       v.z | FifthBits(qh.z, bit), v.w | FifthBits(qh.w, bit));
   }
+  // The lane's weight bytes of kRows rows, row_stride apart from b (a stage in shared memory, or
+  // the matrix in global memory where kGlobal: streamed past L1).
+  struct W {
+    uint4 h[kRows], q0[kRows], q1[kRows], qh0[kRows], qh1[kRows];
+  };
+  template <bool kGlobal>
+  __device__ static uint4 Ld(const uint8_t* p) {
+    if constexpr (kGlobal) {
+      return __ldcs(reinterpret_cast<const uint4*>(p));
+    } else {
+      return *reinterpret_cast<const uint4*>(p);
+    }
+  }
+  template <bool kGlobal>
+  __device__ static void LoadW(const uint8_t* b, int64_t row_stride, int rows, int j, W& w) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      // Rows past `rows` read the last one again (their sums are never written).
+      const uint8_t* br = b + (r < rows ? r : rows - 1) * row_stride;
+      w.h[r] = Ld<kGlobal>(br);
+      w.q0[r] = Ld<kGlobal>(br + kQs + 32 * j);
+      w.q1[r] = Ld<kGlobal>(br + kQs + 16 + 32 * j);
+      if constexpr (kFive) {
+        w.qh0[r] = Ld<kGlobal>(br + 16);
+        w.qh1[r] = Ld<kGlobal>(br + 32);
+      }
+    }
+  }
   __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
+    // The rows are independent: loaded together, their DP4A chains interleave.
+    W w;
+    LoadW<false>(b, kChunk * kSbBytes, kRows, j, w);
+    Compute(w, j, x, acc);
+  }
+  __device__ static void Compute(const W& w, int j, const X& x, float (&acc)[kRows]) {
     // Byte selectors of sub-blocks 2j and 2j + 1 in the packed scales.
     const bool upper = j >= 2;
     const uint32_t sel_lo = 0x4440u | (2 * (j & 1)), sel_hi = sel_lo + 1;
-    // The rows are independent: loaded together, their DP4A chains interleave.
-    uint4 h[kRows], q0[kRows], q1[kRows], qh0[kRows], qh1[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      const uint8_t* br = b + r * kChunk * kSbBytes;
-      h[r] = *reinterpret_cast<const uint4*>(br);
-      q0[r] = *reinterpret_cast<const uint4*>(br + kQs + 32 * j);
-      q1[r] = *reinterpret_cast<const uint4*>(br + kQs + 16 + 32 * j);
-      if constexpr (kFive) {
-        qh0[r] = *reinterpret_cast<const uint4*>(br + 16);
-        qh1[r] = *reinterpret_cast<const uint4*>(br + 32);
-      }
-    }
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) {
+      const uint4& hr = w.h[r];
       const uint32_t sc4 =
-          upper ? (h[r].w & kLowNibbles) | ((h[r].y >> 2) & 0x30303030u) : h[r].y & 0x3F3F3F3Fu;
-      const uint32_t mn4 = upper ? ((h[r].w >> 4) & kLowNibbles) | ((h[r].z >> 2) & 0x30303030u)
-                                 : h[r].z & 0x3F3F3F3Fu;
-      uint4 l0 = Nibbles(q0[r], 0), l1 = Nibbles(q1[r], 0);
-      uint4 h0 = Nibbles(q0[r], 4), h1 = Nibbles(q1[r], 4);
+          upper ? (hr.w & kLowNibbles) | ((hr.y >> 2) & 0x30303030u) : hr.y & 0x3F3F3F3Fu;
+      const uint32_t mn4 =
+          upper ? ((hr.w >> 4) & kLowNibbles) | ((hr.z >> 2) & 0x30303030u) : hr.z & 0x3F3F3F3Fu;
+      uint4 l0 = Nibbles(w.q0[r], 0), l1 = Nibbles(w.q1[r], 0);
+      uint4 h0 = Nibbles(w.q0[r], 4), h1 = Nibbles(w.q1[r], 4);
       if constexpr (kFive) {
-        l0 = WithFifth(l0, qh0[r], 2 * j);
-        l1 = WithFifth(l1, qh1[r], 2 * j);
-        h0 = WithFifth(h0, qh0[r], 2 * j + 1);
-        h1 = WithFifth(h1, qh1[r], 2 * j + 1);
+        l0 = WithFifth(l0, w.qh0[r], 2 * j);
+        l1 = WithFifth(l1, w.qh1[r], 2 * j);
+        h0 = WithFifth(h0, w.qh0[r], 2 * j + 1);
+        h1 = WithFifth(h1, w.qh1[r], 2 * j + 1);
       }
       const int lo1 = Dot16(l0, x.x1[0], 0) + Dot16(l1, x.x1[1], 0);
       const int lo2 = Dot16(l0, x.x2[0], 0) + Dot16(l1, x.x2[1], 0);
@@ -193,7 +215,7 @@ struct Q45K {
           __fmaf_rn(static_cast<float>(il), x.s.x, __fmul_rn(static_cast<float>(ih), x.s.z));
       const float tm = __fmaf_rn(static_cast<float>(__byte_perm(mn4, 0, sel_lo)), x.s.y,
                                  __fmul_rn(static_cast<float>(__byte_perm(mn4, 0, sel_hi)), x.s.w));
-      const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&h[r].x));
+      const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&hr.x));
       acc[r] = __fmaf_rn(-dm.y, tm, __fmaf_rn(dm.x, tq, acc[r]));
     }
   }
@@ -459,6 +481,67 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   }
 }
 
+// The form for activations already in act_quant.cuh's form (a.xq) and Q4_K / Q5_K weights
+// (16-byte aligned super-blocks): with no activations to quantize per CTA, CTAs are small and
+// many, in waves, as in the F16 GEMV. Each warp takes kRows rows and all their chunks; its lanes
+// load their weight bytes straight from global memory into registers (the first chunk's before
+// waiting for the kernel that writes x) and the activations through L1. A row's sum: each lane's
+// chunks in order, then the fixed butterfly (as the staged kernel without split k).
+constexpr int kSmallWarps = 4;
+// Four CTAs an SM: at most 128 registers a thread.
+template <class F>
+__global__ void __launch_bounds__(kSmallWarps * 32, 4)
+    gemv_quant_dp4a_small_kernel(const Dp4aArgs a) {
+  constexpr int kRows = F::kRows, kSbBytes = F::kSbBytes;
+  const int k = a.sbs * kSbElems;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int sub = lane >> 2, j = lane & 3;
+  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kSmallWarps + warp) * kRows;
+  if (row0 >= a.n) return;  // a whole warp; it writes nothing
+  const int nr = static_cast<int>(min(int64_t{kRows}, a.n - row0));
+  const int chunks = (a.sbs + kChunk - 1) / kChunk;
+  const int8_t* xq = reinterpret_cast<const int8_t*>(a.xq);
+  const float2* xs = reinterpret_cast<const float2*>(a.xq + 2 * static_cast<int64_t>(k));
+  typename F::W w;
+  auto load = [&](int c) {
+    const int sb = c * kChunk + sub;
+    if (sb < a.sbs) {
+      F::template LoadW<true>(a.w + row0 * a.row_bytes + int64_t{sb} * kSbBytes, a.row_bytes, nr, j,
+                              w);
+    }
+  };
+  load(0);
+  PdlWait();
+  PdlLaunchDependents();
+  float acc[kRows] = {};
+  for (int c = 0; c < chunks; ++c) {
+    if (c > 0) load(c);
+    const int sb = c * kChunk + sub;
+    if (sb < a.sbs) F::Compute(w, j, F::Load(xq, xs, k, sb, j), acc);
+  }
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    float v = acc[r];
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
+    if (lane == r && r < nr) {
+      const int64_t row = row0 + r;
+      if (a.bias != nullptr) v = __fadd_rn(v, a.bias[row]);
+      if (a.out_f32) {
+        static_cast<float*>(a.out)[row] = v;
+      } else {
+        static_cast<__half*>(a.out)[row] = __float2half_rn(v);
+      }
+    }
+  }
+}
+
+// Whether the format has the small-CTA form (its part loads weights from global memory).
+template <class F>
+constexpr bool kHasSmall = requires {
+  typename F::W;
+};
+
 // Matrices of fewer bytes than this take one CTA per SM: a second kernel's CTAs (the next matmul,
 // launched as a dependent) then fit beside them and start their weight copies early. Measured on
 // the H100 (bench/results/gemv-dp4a-ab-h100-2026-11-26-s12.txt): Q4_K 4096 x 4096 (9.4 MB) 7.3
@@ -471,6 +554,17 @@ constexpr int64_t kOneCtaBelowBytes = int64_t{12} << 20;
 // matrices split k instead (a.ks).
 template <class F>
 Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
+  if constexpr (kHasSmall<F>) {
+    if (a.xq != nullptr) {
+      constexpr int64_t kPerCta = kSmallWarps * F::kRows;
+      const int64_t blocks = (a.n + kPerCta - 1) / kPerCta;
+      CUDA_RETURN_IF_ERROR(LaunchDependent(gemv_quant_dp4a_small_kernel<F>,
+                                           dim3(static_cast<unsigned>(blocks)),
+                                           dim3(kSmallWarps * 32), 0, stream, a));
+      CUDA_RETURN_IF_LAUNCH_ERROR("gemv_quant_dp4a_small_kernel");
+      return Status::Ok();
+    }
+  }
   const int64_t smem = SmemBytes<F>(static_cast<int64_t>(a.sbs) * kSbElems);
   const int64_t ctas = a.n * a.row_bytes < kOneCtaBelowBytes
                            ? 1
