@@ -90,7 +90,8 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
       }
       RETURN_IF_ERROR(be.AddRmsNorm(an));
     }
-    // Whether xn_q holds this xn (written with it just above).
+    // Layers after the first: xn_q holds this xn's form where the AddRmsNorm above wrote it (the
+    // matmuls below take it under the same condition, takes_q).
     const std::unique_ptr<BackendBuffer>* xn_q = l > 0 ? &r.xn_q : nullptr;
     // q, k and v stay F32 through bias, q/k norm and RoPE: K and V are rounded once, into the
     // cache, and q not at all. Stacked weights: one matmul, rows [T, q | k | v]; else three
