@@ -99,6 +99,23 @@ void ExpectSameGemv(const std::vector<float>& with, const std::vector<float>& wi
   EXPECT_NORMALIZED_NEAR(without.data(), with.data(), with.size(), 1e-6);
 }
 
+// The form an op wrote (out_q) beside its F16 row (xb, as downloaded from out) is the host's form
+// of that row, and the GEMV of Q4_K and Q6_K weights takes it.
+void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf& out,
+                                    const DevBuf& out_q, int64_t k, uint64_t seed) {
+  bool guards = false;
+  const std::vector<uint8_t> form = out_q.Download(&guards);
+  ASSERT_TRUE(guards) << "write past the form";
+  const std::vector<uint8_t> want = HostForm(HalfRow(xb, k));
+  ASSERT_EQ(std::memcmp(form.data(), want.data(), want.size()), 0);
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+    const testing::QuantMatrix q = testing::RandomBlocks(t, 1000, k, seed);
+    DevBuf w(q.bytes.data(), q.bytes.size());
+    SCOPED_TRACE(TypeName(t));
+    ExpectSameGemv(Gemv(q, w, out, out_q.data()), Gemv(q, w, out, nullptr));
+  }
+}
+
 TEST(CudaActQuantTest, AddRmsNormWritesTheFormAndTheGemvTakesIt) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   for (int64_t k : {4096, 14336}) {
@@ -121,16 +138,8 @@ TEST(CudaActQuantTest, AddRmsNormWritesTheFormAndTheGemvTakesIt) {
     p.out_q = out_q.data();
     ASSERT_TRUE(cuda::add_rmsnorm_cuda(p, nullptr).ok());
     bool guards = false;
-    const std::vector<uint8_t> xb = out.Download(&guards), form = out_q.Download(&guards);
-    ASSERT_TRUE(guards) << "write past the form";
-    const std::vector<uint8_t> want = HostForm(HalfRow(xb, k));
-    ASSERT_EQ(std::memcmp(form.data(), want.data(), want.size()), 0);
-    for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
-      const testing::QuantMatrix q = testing::RandomBlocks(t, 1000, k, 14);
-      DevBuf w(q.bytes.data(), q.bytes.size());
-      SCOPED_TRACE(TypeName(t));
-      ExpectSameGemv(Gemv(q, w, out, out_q.data()), Gemv(q, w, out, nullptr));
-    }
+    const std::vector<uint8_t> xb = out.Download(&guards);
+    ASSERT_NO_FATAL_FAILURE(ExpectTheFormAndTheGemvTakesIt(xb, out, out_q, k, 14));
   }
 }
 
@@ -149,8 +158,6 @@ TEST(CudaActQuantTest, SwigluWritesTheFormAndTheGemvTakesIt) {
     bool guards = false;
     const std::vector<uint8_t> xb = out.Download(&guards);
     ASSERT_TRUE(guards);
-    const std::vector<uint8_t> form = out_q.Download(&guards);
-    ASSERT_TRUE(guards) << "write past the form";
     // The F16 row is the plain kernel's, and the form is the host's from it.
     DevBuf plain(k * 2);
     SwigluParams pp = p;
@@ -159,14 +166,7 @@ TEST(CudaActQuantTest, SwigluWritesTheFormAndTheGemvTakesIt) {
     ASSERT_TRUE(cuda::swiglu_cuda(pp, nullptr).ok());
     const std::vector<uint8_t> pb = plain.Download(&guards);
     ASSERT_EQ(std::memcmp(xb.data(), pb.data(), k * 2), 0);
-    const std::vector<uint8_t> want = HostForm(HalfRow(xb, k));
-    ASSERT_EQ(std::memcmp(form.data(), want.data(), want.size()), 0);
-    for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
-      const testing::QuantMatrix q = testing::RandomBlocks(t, 1000, k, 24);
-      DevBuf w(q.bytes.data(), q.bytes.size());
-      SCOPED_TRACE(TypeName(t));
-      ExpectSameGemv(Gemv(q, w, out, out_q.data()), Gemv(q, w, out, nullptr));
-    }
+    ASSERT_NO_FATAL_FAILURE(ExpectTheFormAndTheGemvTakesIt(xb, out, out_q, k, 24));
   }
 }
 

@@ -50,10 +50,9 @@ struct Dp4aArgs {
 
 // Shared memory: the activations in act_quant.cuh's form (ActQuantBytes(k)), then each warp's
 // stages and their mbarriers.
-__host__ __device__ inline int64_t XBytes(int64_t k) { return ActQuantBytes(k); }
 template <class F>
 int64_t SmemBytes(int64_t k) {
-  return XBytes(k) + kWarps * kStages * (F::kStageBytes + 8) + kWarps * F::kRows * 4;
+  return ActQuantBytes(k) + kWarps * kStages * (F::kStageBytes + 8) + kWarps * F::kRows * 4;
 }
 
 // The activations into shared memory: copied from the form the op that wrote x left (a.xq), or
@@ -362,6 +361,16 @@ struct Legacy {
 using Q80 = Legacy<true>;
 using Q40 = Legacy<false>;
 
+// out[row] = v (+ bias[row]) in the output's type.
+__device__ __forceinline__ void WriteRow(const Dp4aArgs& a, int64_t row, float v) {
+  if (a.bias != nullptr) v = __fadd_rn(v, a.bias[row]);
+  if (a.out_f32) {
+    static_cast<float*>(a.out)[row] = v;
+  } else {
+    static_cast<__half*>(a.out)[row] = __float2half_rn(v);
+  }
+}
+
 // Grid: ceil(n / ((8 / ks) rows_per_warp)) CTAs of 8 warps; warp w of CTA b owns rows
 // [((8 / ks) b + w / ks) rows_per_warp, + rows_per_warp), read kRows rows at a time in chunks of
 // kChunk super-blocks, of which it takes chunks w % ks, w % ks + ks, ... (ks > 1: one row group,
@@ -385,10 +394,10 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   const int chunks = (a.sbs + kChunk - 1) / kChunk;
   const int nck = kw < chunks ? (chunks - kw + ks - 1) / ks : 0;  // chunks kw, kw + ks, ...
   const int64_t stages_total = (rows + kRows - 1) / kRows * nck;
-  uint8_t* wbuf = smem + XBytes(k) + warp * kStages * kStageBytes;
+  uint8_t* wbuf = smem + ActQuantBytes(k) + warp * kStages * kStageBytes;
   const uint32_t bufs = static_cast<uint32_t>(__cvta_generic_to_shared(wbuf));
   const uint32_t bars = static_cast<uint32_t>(__cvta_generic_to_shared(
-      smem + XBytes(k) + kWarps * kStages * kStageBytes + warp * kStages * 8));
+      smem + ActQuantBytes(k) + kWarps * kStages * kStageBytes + warp * kStages * 8));
   // Stage t into buffer t % kStages: kRows copies (rows past the warp's end are not copied).
   auto issue = [&](int64_t t) {
     const int64_t g = t / nck;
@@ -444,20 +453,14 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
         }
         acc[r] = 0.0f;
         const int64_t row = row0 + g * kRows + r;
-        if (lane == r && g * kRows + r < rows) {
-          if (a.bias != nullptr) v = __fadd_rn(v, a.bias[row]);
-          if (a.out_f32) {
-            static_cast<float*>(a.out)[row] = v;
-          } else {
-            static_cast<__half*>(a.out)[row] = __float2half_rn(v);
-          }
-        }
+        if (lane == r && g * kRows + r < rows) WriteRow(a, row, v);
       }
     }
   }
   if (ks == 1) return;
   // Split k: each warp's sums of its one row group, then the ks warps' added in warp order.
-  float* red = reinterpret_cast<float*>(smem + XBytes(k) + kWarps * kStages * (kStageBytes + 8));
+  float* red =
+      reinterpret_cast<float*>(smem + ActQuantBytes(k) + kWarps * kStages * (kStageBytes + 8));
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     float v = acc[r];
@@ -472,12 +475,7 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
     if (row >= a.n) continue;
     float v = 0.0f;
     for (int w = 0; w < ks; ++w) v = __fadd_rn(v, red[(grp * ks + w) * kRows + r]);
-    if (a.bias != nullptr) v = __fadd_rn(v, a.bias[row]);
-    if (a.out_f32) {
-      static_cast<float*>(a.out)[row] = v;
-    } else {
-      static_cast<__half*>(a.out)[row] = __float2half_rn(v);
-    }
+    WriteRow(a, row, v);
   }
 }
 
@@ -521,18 +519,8 @@ __global__ void __launch_bounds__(kSmallWarps * 32, 4)
   }
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
-    float v = acc[r];
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v = __fadd_rn(v, __shfl_xor_sync(0xFFFFFFFFu, v, off));
-    if (lane == r && r < nr) {
-      const int64_t row = row0 + r;
-      if (a.bias != nullptr) v = __fadd_rn(v, a.bias[row]);
-      if (a.out_f32) {
-        static_cast<float*>(a.out)[row] = v;
-      } else {
-        static_cast<__half*>(a.out)[row] = __float2half_rn(v);
-      }
-    }
+    const float v = WarpSum(acc[r]);
+    if (lane == r && r < nr) WriteRow(a, row0 + r, v);
   }
 }
 
