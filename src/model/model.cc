@@ -125,7 +125,7 @@ Status Model::EnsureWorkspace(Rank& r, int64_t n_tokens, int64_t n_out) {
   if (r.ws_tokens == 0) {  // first use: the one-token forms, sized for every layer's matmuls
     int64_t xn_q = 0, act_q = 0;
     for (const LayerWeights& w : r.weights.layers) {
-      for (const WeightView* v : {&w.wqkv, &w.wq, &w.w_gate_up, &w.w_gate}) {
+      for (const WeightView* v : {&w.wqkv, &w.wq, &w.wk, &w.wv, &w.w_gate_up, &w.w_gate, &w.w_up}) {
         if (v->data != nullptr) {
           xn_q = std::max(xn_q, r.backend->QuantizedActivationBytes(*v, 1, dtype_, DType::kF32));
         }

@@ -100,7 +100,7 @@ void ExpectSameGemv(const std::vector<float>& with, const std::vector<float>& wi
 }
 
 // The form an op wrote (out_q) beside its F16 row (xb, as downloaded from out) is the host's form
-// of that row, and the GEMV of Q4_K and Q6_K weights takes it.
+// of that row, and the GEMV of Q4_K, Q6_K, Q8_0 and Q4_0 weights takes it.
 void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf& out,
                                     const DevBuf& out_q, int64_t k, uint64_t seed) {
   bool guards = false;
@@ -108,7 +108,7 @@ void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf
   ASSERT_TRUE(guards) << "write past the form";
   const std::vector<uint8_t> want = HostForm(HalfRow(xb, k));
   ASSERT_EQ(std::memcmp(form.data(), want.data(), want.size()), 0);
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K}) {
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     const testing::QuantMatrix q = testing::RandomBlocks(t, 1000, k, seed);
     DevBuf w(q.bytes.data(), q.bytes.size());
     SCOPED_TRACE(TypeName(t));

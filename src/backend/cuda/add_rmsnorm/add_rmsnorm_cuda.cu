@@ -2,6 +2,7 @@
 // delta and is written back, the sums kept in registers for the normalized output in the
 // activation dtype; with out_q, also the row in the one-row DP4A GEMV's form (act_quant.cuh),
 // computed from the F16 values just written.
+#include <algorithm>
 #include <string>
 #include <type_traits>
 
@@ -66,6 +67,74 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
+// One row with out_q (F16 out, dim a multiple of 256, at most kQuantUnits * 1024 units of 8):
+// thread t takes the 8-element units t, t + blockDim.x, ... (blockDim.x a multiple of 32), keeps
+// them in registers through the norm, writes them as F16 and forms each unit from those values.
+constexpr int kQuantUnits = 2;
+
+// 8 consecutive values (16-byte aligned for F32) as F32.
+template <typename T>
+__device__ __forceinline__ void Load8(const T* p, float (&o)[8]) {
+  if constexpr (std::is_same_v<T, float>) {
+    const float4 a = reinterpret_cast<const float4*>(p)[0],
+                 b = reinterpret_cast<const float4*>(p)[1];
+    o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = a.w, o[4] = b.x, o[5] = b.y, o[6] = b.z, o[7] = b.w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) o[i] = ToF32(p[i]);
+  }
+}
+
+template <typename Td>
+__global__ void __launch_bounds__(1024)
+    add_rmsnorm_quant_kernel(float* residual, const Td* delta, const float* w, __half* out, int dim,
+                             float eps, int8_t* out_q) {
+  const int units = dim / 8;
+  float v[kQuantUnits][8], wv[kQuantUnits][8];
+  // The norm weights depend on no earlier kernel: loaded before waiting for it (pdl.cuh).
+#pragma unroll
+  for (int q = 0; q < kQuantUnits; ++q) {
+    const int u = threadIdx.x + q * blockDim.x;
+    if (u < units) Load8(w + u * 8, wv[q]);
+  }
+  PdlWait();  // launched as a dependent: nothing another kernel writes is read or written before
+  PdlLaunchDependents();
+  float ss = 0.0f;
+#pragma unroll
+  for (int q = 0; q < kQuantUnits; ++q) {
+    const int u = threadIdx.x + q * blockDim.x;
+    if (u < units) {
+      float d[8];
+      Load8(residual + u * 8, v[q]);
+      Load8(delta + u * 8, d);
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        v[q][i] += d[i];
+        ss += v[q][i] * v[q][i];
+      }
+      reinterpret_cast<float4*>(residual + u * 8)[0] =
+          make_float4(v[q][0], v[q][1], v[q][2], v[q][3]);
+      reinterpret_cast<float4*>(residual + u * 8)[1] =
+          make_float4(v[q][4], v[q][5], v[q][6], v[q][7]);
+    }
+  }
+  const float scale = rsqrtf(BlockSum(ss) / static_cast<float>(dim) + eps);
+#pragma unroll
+  for (int q = 0; q < kQuantUnits; ++q) {
+    const int u = threadIdx.x + q * blockDim.x;
+    if (u >= units) break;  // whole warps: units and blockDim.x are multiples of 32
+    float f[8];
+    __align__(16) __half h[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      h[i] = FromF32<__half>(v[q][i] * scale * wv[q][i]);
+      f[i] = __half2float(h[i]);
+    }
+    *reinterpret_cast<uint4*>(out + u * 8) = *reinterpret_cast<const uint4*>(h);
+    QuantizeUnit(f, u * 8, dim, out_q);
+  }
+}
+
 }  // namespace
 
 Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream) {
@@ -78,6 +147,20 @@ Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream) {
         "(16-byte aligned); got " +
         std::to_string(p.n_rows) + " rows of " + std::to_string(p.dim) + " " +
         DTypeName(p.out_type));
+  }
+  if (p.out_q != nullptr && p.dim / 8 <= int64_t{kQuantUnits} * 1024 && IsAligned(p.residual, 16) &&
+      IsAligned(p.delta, 16) && IsAligned(p.weight, 16)) {
+    const int units = static_cast<int>(p.dim / 8);
+    const int threads = std::min(1024, (units + 31) / 32 * 32);
+    return DispatchDType(p.delta_type, [&](auto d_zero) {
+      using Td = decltype(d_zero);
+      CUDA_RETURN_IF_ERROR(LaunchDependent(
+          add_rmsnorm_quant_kernel<Td>, dim3(1), dim3(threads), 0, stream, p.residual,
+          static_cast<const Td*>(p.delta), p.weight, static_cast<__half*>(p.out),
+          static_cast<int>(p.dim), p.eps, static_cast<int8_t*>(p.out_q)));
+      CUDA_RETURN_IF_LAUNCH_ERROR("add_rmsnorm_quant_kernel");
+      return Status::Ok();
+    });
   }
   const int threads = NormThreads(p.dim);
   return DispatchDType(p.delta_type, [&](auto d_zero) {

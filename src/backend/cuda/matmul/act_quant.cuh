@@ -14,17 +14,47 @@ namespace forge::cuda {
 
 __host__ __device__ constexpr int64_t ActQuantBytes(int64_t k) { return 2 * k + (k / 32) * 8; }
 
+// The form of the 8-element unit at e (f: its F16 values as F32) into xq (k elements in all).
+// The 4 units of a 32-element block are held by 4 consecutive lanes (e / 8 = lane % 4 of its
+// block), and every lane of the warp calls this together (the shuffles need them all).
+__device__ __forceinline__ void QuantizeUnit(const float (&f)[8], int e, int k, int8_t* xq) {
+  float amax = 0.0f, sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    amax = fmaxf(amax, fabsf(f[i]));
+    sum = __fadd_rn(sum, f[i]);
+  }
+  amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
+  amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
+  sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 1));
+  sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 2));
+  const float inv = amax > 0.0f ? __fdiv_rn(127.0f, amax) : 0.0f;
+  uint32_t p1[2] = {0, 0}, p2[2] = {0, 0};
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const float t = __fmul_rn(f[i], inv);  // in [-127, 127]
+    const float q1 = rintf(t);
+    const float q2 = rintf(__fmul_rn(__fsub_rn(t, q1), 254.0f));  // in [-127, 127]
+    p1[i / 4] |= (static_cast<uint32_t>(static_cast<int>(q1)) & 0xFFu) << (8 * (i % 4));
+    p2[i / 4] |= (static_cast<uint32_t>(static_cast<int>(q2)) & 0xFFu) << (8 * (i % 4));
+  }
+  *reinterpret_cast<uint2*>(xq + e) = make_uint2(p1[0], p1[1]);
+  *reinterpret_cast<uint2*>(xq + k + e) = make_uint2(p2[0], p2[1]);
+  // A NaN in the block (the sum is NaN; the max skips it) makes its scale NaN, so it reaches
+  // every output as it would through F16 arithmetic.
+  const float scale = sum != sum ? sum : __fdiv_rn(amax, 127.0f * 254.0f);
+  if ((e / 8) % 4 == 0) reinterpret_cast<float2*>(xq + 2 * k)[e / 32] = make_float2(scale, sum);
+}
+
 // Writes the form of x[0, k) (k a multiple of 256) into xq (ActQuantBytes(k) bytes: the terms,
 // then the block pairs at xq + 2k, 8-byte aligned), shared or global memory, with threads
 // [0, nthreads) of the block (nthreads a multiple of 32). Thread t takes 8-element units t,
 // t + nthreads, ...: the 4 of a block are 4 consecutive lanes of one warp, and as k / 8 is a
-// multiple of 32 a warp's lanes all take a unit or none do (the shuffles need every lane).
-// kCoherent: x was written by this kernel (plain loads, not the read-only path). kBatch: units a
-// thread loads at once (registers: 4 a unit).
+// multiple of 32 a warp's lanes all take a unit or none do. kCoherent: x was written by this
+// kernel (plain loads, not the read-only path). kBatch: units a thread loads at once.
 template <bool kCoherent, int kBatch = 8>
 __device__ __forceinline__ void QuantizeActivations(const __half* x, int k, int8_t* xq, int tid,
                                                     int nthreads) {
-  float2* xs = reinterpret_cast<float2*>(xq + 2 * k);
   for (int u0 = tid; u0 < k / 8; u0 += kBatch * nthreads) {
     uint4 vb[kBatch];
 #pragma unroll
@@ -43,9 +73,7 @@ __device__ __forceinline__ void QuantizeActivations(const __half* x, int k, int8
     for (int b = 0; b < kBatch; ++b) {
       const int u = u0 + b * nthreads;
       if (u >= k / 8) break;
-      const int e = u * 8;
-      const uint4 v = vb[b];
-      const __half2* h = reinterpret_cast<const __half2*>(&v);
+      const __half2* h = reinterpret_cast<const __half2*>(&vb[b]);
       float f[8];
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
@@ -53,32 +81,7 @@ __device__ __forceinline__ void QuantizeActivations(const __half* x, int k, int8
         f[2 * i] = t.x;
         f[2 * i + 1] = t.y;
       }
-      float amax = 0.0f, sum = 0.0f;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        amax = fmaxf(amax, fabsf(f[i]));
-        sum = __fadd_rn(sum, f[i]);
-      }
-      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 1));
-      amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
-      sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 1));
-      sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 2));
-      const float inv = amax > 0.0f ? __fdiv_rn(127.0f, amax) : 0.0f;
-      uint32_t p1[2] = {0, 0}, p2[2] = {0, 0};
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const float t = __fmul_rn(f[i], inv);  // in [-127, 127]
-        const float q1 = rintf(t);
-        const float q2 = rintf(__fmul_rn(__fsub_rn(t, q1), 254.0f));  // in [-127, 127]
-        p1[i / 4] |= (static_cast<uint32_t>(static_cast<int>(q1)) & 0xFFu) << (8 * (i % 4));
-        p2[i / 4] |= (static_cast<uint32_t>(static_cast<int>(q2)) & 0xFFu) << (8 * (i % 4));
-      }
-      *reinterpret_cast<uint2*>(xq + e) = make_uint2(p1[0], p1[1]);
-      *reinterpret_cast<uint2*>(xq + k + e) = make_uint2(p2[0], p2[1]);
-      // A NaN in the block (the sum is NaN; the max skips it) makes its scale NaN, so it reaches
-      // every output as it would through F16 arithmetic.
-      const float scale = sum != sum ? sum : __fdiv_rn(amax, 127.0f * 254.0f);
-      if ((tid & 3) == 0) xs[e / 32] = make_float2(scale, sum);
+      QuantizeUnit(f, u * 8, k, xq);
     }
   }
 }

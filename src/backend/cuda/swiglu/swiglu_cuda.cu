@@ -27,22 +27,25 @@ __global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t
   }
 }
 
-// One row of dim (a multiple of 256) outputs; thread g computes outputs [8g, 8g + 8), then takes
-// the same unit in QuantizeActivations (units past the end: threads of whole warps only).
+// One row of dim (a multiple of 256) outputs; thread g computes outputs [8g, 8g + 8) and forms
+// that unit from the F16 values in its registers (threads past the end: whole warps).
 template <typename Tin>
 __global__ void swiglu_quant_kernel(const Tin* gate, const Tin* up, __half* out, int8_t* out_q,
                                     int dim) {
   PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
   PdlLaunchDependents();
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
-  if (g * 8 < dim) {
+  if (g * 8 >= dim) return;
+  float f[8];
+  __align__(16) __half h[8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const float gv = ToF32(gate[g * 8 + i]);
-      out[g * 8 + i] = FromF32<__half>(gv / (1.0f + expf(-gv)) * ToF32(up[g * 8 + i]));
-    }
+  for (int i = 0; i < 8; ++i) {
+    const float gv = ToF32(gate[g * 8 + i]);
+    h[i] = FromF32<__half>(gv / (1.0f + expf(-gv)) * ToF32(up[g * 8 + i]));
+    f[i] = __half2float(h[i]);
   }
-  QuantizeActivations<true, 1>(out, dim, out_q, g, gridDim.x * blockDim.x);
+  *reinterpret_cast<uint4*>(out + g * 8) = *reinterpret_cast<const uint4*>(h);
+  QuantizeUnit(f, g * 8, dim, out_q);
 }
 
 template <typename T>
