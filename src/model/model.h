@@ -126,9 +126,9 @@ class Model {
     // Workspace (backend memory), grown on demand; growing drops the recorded graphs.
     int64_t ws_tokens = 0, ws_out = 0, ws_meta = 0;
     std::unique_ptr<BackendBuffer> x, xn, qkv, attn, ff, act, delta, out_rows, logits, meta;
-    // One-token steps: xn and act in the form the backend's matmul reads directly (null where
-    // no layer's matmul takes one; Backend::QuantizedActivationBytes).
-    std::unique_ptr<BackendBuffer> xn_q, act_q;
+    // One-token steps: xn, attn and act in the form the backend's matmul reads directly (null
+    // where no layer's matmul takes one; Backend::QuantizedActivationBytes).
+    std::unique_ptr<BackendBuffer> xn_q, attn_q, act_q;
     // Tensor parallelism: this rank's logits [ws_out, vocab_pad] and everyone's, gathered.
     std::unique_ptr<BackendBuffer> logits_part, logits_all;
     std::map<std::pair<int64_t, int64_t>, Graph> graphs;  // (batch bucket, table width)

@@ -153,8 +153,9 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
     ap.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
     ap.dtype = a;
     ap.q_type = DType::kF32;
+    if (takes_q(w.wo, r.attn_q)) ap.out_q = r.attn_q->data();
     RETURN_IF_ERROR(be.Attention(ap));
-    RETURN_IF_ERROR(matmul(attn, w.wo, nullptr, delta, DType::kF32));
+    RETURN_IF_ERROR(matmul(attn, w.wo, nullptr, delta, DType::kF32, &r.attn_q));
     if (parallel) RETURN_IF_ERROR(collective_->AllReduceSum(rank, delta, T * c.n_embd));
     AddRmsNormParams fn{x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a};
     if (takes_q(w.w_gate_up, r.xn_q) || takes_q(w.w_gate, r.xn_q) || takes_q(w.w_up, r.xn_q)) {

@@ -1,11 +1,12 @@
 // The one-row DP4A GEMV's activation form written by the ops that produce its input
-// (act_quant.cuh): add_rmsnorm_cuda and swiglu_cuda with out_q write, for one F16 row, exactly the
-// bytes a host reimplementation of the form computes from the F16 row they wrote (two int8 terms
-// per element, per 32-element block the scale / 254 and the F32 sum in the kernel's order); the
-// GEMV given that form (MatmulParams::xq) gives what the GEMV computing it itself gives (the same
-// products; Q4_K's small-CTA form sums a row's chunks in another order: within 1e-6), in Q4_K
-// and Q6_K at k = 4096 and 14336; bad shapes are refused; and the backend offers the form
-// exactly where the GEMV takes one activation row.
+// (act_quant.cuh): add_rmsnorm_cuda, swiglu_cuda and attention_cuda with out_q write, for one F16
+// row, exactly the bytes a host reimplementation of the form computes from the F16 row they wrote
+// (two int8 terms per element, per 32-element block the scale / 254 and the F32 sum in the kernel's
+// order); the GEMV given that form (MatmulParams::xq) gives what the GEMV computing it itself gives
+// (the same products; the small-CTA form of Q4_K / Q5_K sums a row's chunks in another order:
+// within 1e-6), in Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 at k = 4096 and 14336; decode attention writes
+// it for its output row (in its own kernels or the separate act_quant_cuda); bad shapes are
+// refused; and the backend offers the form exactly where the GEMV takes one activation row.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -16,6 +17,7 @@
 #include "backend/backend.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_test_buffers.h"
+#include "backend/cuda/matmul/act_quant_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_dp4a.h"
 #include "backend/cuda/ops_cuda.h"
 #include "backend/cuda/quant_test_data.h"
@@ -100,7 +102,7 @@ void ExpectSameGemv(const std::vector<float>& with, const std::vector<float>& wi
 }
 
 // The form an op wrote (out_q) beside its F16 row (xb, as downloaded from out) is the host's form
-// of that row, and the GEMV of Q4_K, Q6_K, Q8_0 and Q4_0 weights takes it.
+// of that row, and the GEMV of Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 weights takes it.
 void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf& out,
                                     const DevBuf& out_q, int64_t k, uint64_t seed) {
   bool guards = false;
@@ -108,8 +110,12 @@ void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf
   ASSERT_TRUE(guards) << "write past the form";
   const std::vector<uint8_t> want = HostForm(HalfRow(xb, k));
   ASSERT_EQ(std::memcmp(form.data(), want.data(), want.size()), 0);
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
-    const testing::QuantMatrix q = testing::RandomBlocks(t, 1000, k, seed);
+  for (GgmlType t :
+       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+    if (t == GgmlType::kQ5_K && k >= 8192) continue;  // outside the DP4A GEMV
+    // Q4_K / Q5_K: over 12 MB, the small-CTA form (its last CTA part full); else the staged one.
+    const bool big = t == GgmlType::kQ4_K || t == GgmlType::kQ5_K;
+    const testing::QuantMatrix q = testing::RandomBlocks(t, big ? 6001 : 1000, k, seed);
     DevBuf w(q.bytes.data(), q.bytes.size());
     SCOPED_TRACE(TypeName(t));
     ExpectSameGemv(Gemv(q, w, out, out_q.data()), Gemv(q, w, out, nullptr));
@@ -170,6 +176,64 @@ TEST(CudaActQuantTest, SwigluWritesTheFormAndTheGemvTakesIt) {
   }
 }
 
+// Decode attention with out_q (one query row) writes beside its F16 output (the same bits as
+// without out_q) the host's form of that row, and the GEMV takes it: one split (300 keys) and
+// several merged (2500), head_dim 128 and 64 (formed by the decode kernels) and 80 (by the
+// separate kernel after them).
+TEST(CudaActQuantTest, DecodeAttentionWritesTheFormAndTheGemvTakesIt) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  struct Case {
+    int64_t H, KV, D, len;
+  };
+  for (const Case c : {Case{32, 8, 128, 300}, Case{32, 8, 128, 2500}, Case{32, 8, 64, 1500},
+                       Case{128, 16, 80, 700}}) {
+    SCOPED_TRACE(::testing::Message()
+                 << c.H << "/" << c.KV << " heads of " << c.D << ", " << c.len << " keys");
+    const int64_t bs = 16, blocks = (c.len + bs - 1) / bs, k = c.H * c.D;
+    std::vector<int32_t> table(blocks);
+    for (int64_t i = 0; i < blocks; ++i) table[i] = static_cast<int32_t>(blocks - 1 - i);
+    const int64_t cache_n = blocks * bs * c.KV * c.D;
+    const std::vector<uint8_t> kc = testing::ToBytes(testing::RandomVector(cache_n, 31),
+                                                     DType::kF16),
+                               vc = testing::ToBytes(testing::RandomVector(cache_n, 32),
+                                                     DType::kF16);
+    const std::vector<float> q = testing::RandomVector(k, 33, 2.0f);
+    const int32_t cu[2] = {0, 1}, len = static_cast<int32_t>(c.len);
+    DevBuf dk(kc.data(), kc.size()), dv(vc.data(), vc.size()), dq(q.data(), k * 4), dcu(cu, 8),
+        dlen(&len, 4), dtable(table.data(), blocks * 4), ws(size_t{1} << 20);
+    DevBuf out(k * 2), out_q(FormBytes(k)), plain(k * 2);
+    AttentionParams p;
+    p.q = dq.data();
+    p.k_cache = dk.data();
+    p.v_cache = dv.data();
+    p.cu_seqlens_q = reinterpret_cast<const int32_t*>(dcu.data());
+    p.seq_lens_k = reinterpret_cast<const int32_t*>(dlen.data());
+    p.block_tables = reinterpret_cast<const int32_t*>(dtable.data());
+    p.block_table_stride = blocks;
+    p.n_seqs = p.n_tokens = 1;
+    p.n_heads = c.H;
+    p.n_kv_heads = c.KV;
+    p.head_dim = c.D;
+    p.block_size = bs;
+    p.num_blocks = blocks;
+    p.scale = 1.0f / std::sqrt(static_cast<float>(c.D));
+    p.dtype = DType::kF16;
+    p.q_type = DType::kF32;
+    p.out = plain.data();
+    ASSERT_TRUE(cuda::attention_cuda(p, nullptr, ws.data(), size_t{1} << 20).ok());
+    p.out = out.data();
+    p.out_q = out_q.data();
+    const Status st = cuda::attention_cuda(p, nullptr, ws.data(), size_t{1} << 20);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    bool guards = false;
+    const std::vector<uint8_t> xb = out.Download(&guards);
+    ASSERT_TRUE(guards);
+    const std::vector<uint8_t> pb = plain.Download(&guards);
+    ASSERT_EQ(std::memcmp(xb.data(), pb.data(), k * 2), 0);
+    ASSERT_NO_FATAL_FAILURE(ExpectTheFormAndTheGemvTakesIt(xb, out, out_q, k, 34));
+  }
+}
+
 TEST(CudaActQuantTest, RefusesShapesWithoutTheForm) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   DevBuf a(4 * 4096 * 4), b(4 * 4096 * 4), o(4 * 4096 * 4), q(FormBytes(4096));
@@ -196,6 +260,19 @@ TEST(CudaActQuantTest, RefusesShapesWithoutTheForm) {
   s.n_tokens = 1;
   s.dim = 4000;
   EXPECT_EQ(cuda::swiglu_cuda(s, nullptr).code(), StatusCode::kInvalidArgument);
+  AttentionParams at;  // 2 query rows
+  at.n_seqs = at.n_tokens = 2;
+  at.n_heads = at.n_kv_heads = 32;
+  at.head_dim = 128;
+  at.dtype = DType::kF16;
+  at.out = o.data();
+  at.out_q = q.data();
+  EXPECT_EQ(cuda::attention_cuda(at, nullptr).code(), StatusCode::kInvalidArgument);
+  at.n_seqs = at.n_tokens = 1;
+  at.dtype = DType::kBF16;
+  EXPECT_EQ(cuda::attention_cuda(at, nullptr).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(cuda::act_quant_cuda(o.data(), 4000, q.data(), nullptr).code(),
+            StatusCode::kInvalidArgument);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }
 

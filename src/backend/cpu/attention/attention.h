@@ -33,6 +33,9 @@ struct AttentionParams {
   bool causal = true;
   DType dtype = DType::kF32;   // of the cache and out (the CPU: F32 only)
   DType q_type = DType::kF32;  // of q
+  // Also out's one row in the form a matmul takes as MatmulParams::xq (n_tokens 1; only where
+  // Backend::QuantizedActivationBytes offered it), or null.
+  void* out_q = nullptr;
 };
 
 // Checks shapes, ids and lengths; shared by every backend's launcher.

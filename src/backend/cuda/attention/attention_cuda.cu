@@ -7,8 +7,10 @@
 #include "backend/cuda/attention/attention_decode_cuda.h"
 #include "backend/cuda/attention/attention_prefill_cuda.h"
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/device.h"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
+#include "backend/cuda/matmul/act_quant_cuda.h"
 #include "backend/cuda/ops_cuda.h"
 
 namespace forge::cuda {
@@ -89,6 +91,23 @@ Status attention_cuda(const AttentionParams& p, cudaStream_t stream, void* works
   // cu_seqlens_q lives in device memory: the token count comes from AttentionParams::n_tokens.
   const int64_t pairs = p.n_tokens * p.n_heads;
   if (pairs == 0) return Status::Ok();
+  if (p.out_q != nullptr) {
+    // The output row's form (act_quant.cuh): written by the decode kernels where they can, else
+    // formed from the written row by a kernel of its own.
+    const int64_t k = p.n_heads * p.head_dim;
+    if (p.n_tokens != 1 || p.dtype != DType::kF16 || k % 256 != 0 || k > (int64_t{1} << 24) ||
+        !IsAligned(p.out, 16) || !IsAligned(p.out_q, 16)) {
+      return InvalidArgumentError(
+          "attention_cuda: out_q takes one F16 row of a multiple of 256 (16-byte aligned); got " +
+          std::to_string(p.n_tokens) + " rows of " + std::to_string(k) + " " + DTypeName(p.dtype));
+    }
+    if (AttentionDecodeFormsRow(p))
+      return attention_decode_cuda(p, workspace, workspace_bytes, stream);
+    AttentionParams plain = p;
+    plain.out_q = nullptr;
+    RETURN_IF_ERROR(attention_cuda(plain, stream, workspace, workspace_bytes));
+    return act_quant_cuda(p.out, k, p.out_q, stream);
+  }
   // Dispatch (the host knows n_tokens and n_seqs only; per-sequence lengths stay on the device):
   //   cache F16/BF16, n_tokens > n_seqs (the batch holds at least one prefill chunk) ->
   //     attention_prefill_cuda: head_dim 64/128 -> attention_prefill_wgmma_cuda (warpgroup

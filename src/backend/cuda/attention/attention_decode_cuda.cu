@@ -82,6 +82,12 @@ __global__ void __launch_bounds__(kThreads) attention_merge_kernel(AttentionPara
     const float o = (acc_s[0][d] + acc_s[1][d]) + (acc_s[2][d] + acc_s[3][d]);
     out[d] = FromF32<T>(sum > 0.0f ? o / sum : 0.0f);
   }
+  if constexpr (std::is_same_v<T, __half> && D % 32 == 0) {
+    if (a.out_q != nullptr) {  // the head's blocks of the row's form (one row: s = 0)
+      __syncthreads();         // out, written above, is visible to the block
+      QuantizeUnits(out, D / 8, static_cast<int>(h * D), static_cast<int>(p.n_heads * D), a.out_q);
+    }
+  }
 }
 
 // The workspace: [plan: (kMaxPlanSeqs + 1) int32, padded to 256 bytes][part_ml: cap x 2 F32]
@@ -112,6 +118,7 @@ Status LaunchDecode(const AttentionParams& p, void* workspace, size_t workspace_
   a.q_stride = p.q_stride ? p.q_stride : p.n_heads * D;
   a.group = static_cast<int>(p.n_heads / p.n_kv_heads);
   a.chunk = decode::kChunkTokens;
+  if constexpr (std::is_same_v<T, __half> && D % 32 == 0) a.out_q = static_cast<int8_t*>(p.out_q);
   int64_t cap = 0;
   if (workspace != nullptr && workspace_bytes > kPlanBytes) {
     cap = static_cast<int64_t>((workspace_bytes - kPlanBytes) / ((D + 2) * 4)) / 4 * 4;
@@ -149,6 +156,10 @@ Status LaunchDecode(const AttentionParams& p, void* workspace, size_t workspace_
 }
 
 }  // namespace
+
+bool AttentionDecodeFormsRow(const AttentionParams& p) {
+  return AttentionDecodeApplies(p) && p.dtype == DType::kF16 && p.head_dim % 32 == 0;
+}
 
 bool AttentionDecodeApplies(const AttentionParams& p) {
   const int64_t group = p.n_kv_heads > 0 ? p.n_heads / p.n_kv_heads : 0;

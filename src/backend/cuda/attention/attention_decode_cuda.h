@@ -17,6 +17,8 @@ namespace forge::cuda {
 // F16 or BF16 cache, head_dim 64/80/96/128 and 1 to 16 query heads per KV head. q may be F32,
 // F16 or BF16. Sequences of length 0 (graph padding) get zeros.
 bool AttentionDecodeApplies(const AttentionParams& p);
+// Whether it also writes p.out_q itself (an F16 cache and output, head_dim a multiple of 32).
+bool AttentionDecodeFormsRow(const AttentionParams& p);
 
 // workspace: device memory for the splits' partial results, reused by every call on the stream
 // (nullptr or too small: one split per sequence). Its size caps the splits of a batch: the

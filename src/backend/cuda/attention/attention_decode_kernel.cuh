@@ -9,10 +9,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "backend/backend.h"
 #include "backend/cuda/attention/warp_mma.cuh"
 #include "backend/cuda/dtype.cuh"
+#include "backend/cuda/matmul/act_quant.cuh"
 #include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda::decode {
@@ -53,6 +55,9 @@ struct SplitArgs {
   int64_t chunk = kChunkTokens;
   int split = 0;  // 0: one item per (sequence, KV head) and the output written directly
   int group = 1;  // query heads per KV head (1..kMaxRows)
+  // One query row (n_seqs 1), F16 out, head_dim a multiple of 32: also the row's form
+  // (act_quant.cuh), each head's blocks formed by the block that writes its output; or null.
+  int8_t* out_q = nullptr;
 };
 
 // Shared memory of the main kernel, in bytes: kStages stages, each of the kWarps warps' K then V
@@ -415,6 +420,15 @@ __global__ void __launch_bounds__(kThreads, 2)
       }
     }
     __syncthreads();  // the next item's tile kStages - 1 (its loop's first copies) goes here
+    if constexpr (std::is_same_v<T, __half> && D % 32 == 0) {
+      // The item's G heads, written above (visible to the block after the barrier), are whole
+      // 32-element blocks of the row's form.
+      if (a.out_q != nullptr && cur.n_split == 1) {
+        const int h0 = cur.kvh * G;
+        QuantizeUnits(static_cast<const __half*>(p.out) + (tq * p.n_heads + h0) * D, G * D / 8,
+                      h0 * D, static_cast<int>(p.n_heads * D), a.out_q);
+      }
+    }
     cur = next;
   }
 }

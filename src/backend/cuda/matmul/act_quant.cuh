@@ -16,8 +16,10 @@ __host__ __device__ constexpr int64_t ActQuantBytes(int64_t k) { return 2 * k + 
 
 // The form of the 8-element unit at e (f: its F16 values as F32) into xq (k elements in all).
 // The 4 units of a 32-element block are held by 4 consecutive lanes (e / 8 = lane % 4 of its
-// block), and every lane of the warp calls this together (the shuffles need them all).
-__device__ __forceinline__ void QuantizeUnit(const float (&f)[8], int e, int k, int8_t* xq) {
+// block), and every lane of the warp calls this together (the shuffles need them all); a lane with
+// write false (a whole block's 4 lanes, past the row's last unit) writes nothing.
+__device__ __forceinline__ void QuantizeUnit(const float (&f)[8], int e, int k, int8_t* xq,
+                                             bool write = true) {
   float amax = 0.0f, sum = 0.0f;
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
@@ -28,6 +30,7 @@ __device__ __forceinline__ void QuantizeUnit(const float (&f)[8], int e, int k, 
   amax = fmaxf(amax, __shfl_xor_sync(0xFFFFFFFFu, amax, 2));
   sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 1));
   sum = __fadd_rn(sum, __shfl_xor_sync(0xFFFFFFFFu, sum, 2));
+  if (!write) return;
   const float inv = amax > 0.0f ? __fdiv_rn(127.0f, amax) : 0.0f;
   uint32_t p1[2] = {0, 0}, p2[2] = {0, 0};
 #pragma unroll
@@ -83,6 +86,30 @@ __device__ __forceinline__ void QuantizeActivations(const __half* x, int k, int8
       }
       QuantizeUnit(f, u * 8, k, xq);
     }
+  }
+}
+
+// Units [0, units) of 8 F16 values at x (16-byte aligned) into the form of the row they belong
+// to (k elements; unit u at element e0 + 8u, e0 a multiple of 32), with all threads of the block
+// (whole warps to the end: lanes past the last unit take part in the shuffles only). x was
+// written by this block or an earlier kernel (plain loads).
+__device__ __forceinline__ void QuantizeUnits(const __half* x, int units, int e0, int k,
+                                              int8_t* xq) {
+  const int lane = threadIdx.x & 31;
+  for (int base = threadIdx.x - lane; base < units; base += blockDim.x) {
+    const int u = base + lane;
+    float f[8] = {};
+    if (u < units) {
+      const uint4 v = reinterpret_cast<const uint4*>(x)[u];
+      const __half2* h = reinterpret_cast<const __half2*>(&v);
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float2 t = __half22float2(h[i]);
+        f[2 * i] = t.x;
+        f[2 * i + 1] = t.y;
+      }
+    }
+    QuantizeUnit(f, e0 + 8 * u, k, xq, u < units);
   }
 }
 

@@ -5,8 +5,8 @@
 // Design (measured on the H200 against the register-decoding MMA kernel, which is issue- and
 // latency-bound at ~4.4 issued lane instructions a weight and ~35% of its issue slots):
 // - Weights reach shared memory by bulk copies (the TMA unit, bulk_copy.cuh): each warp owns a
-//   run of rows and keeps 2 stages in flight, each 4 (Q4_K) or 3 (Q5_K, Q6_K) rows x 8
-//   super-blocks (4,608 / 4,224 / 5,040 bytes; Q6_K's 210-byte blocks are read with aligned words
+//   run of rows and keeps 2 stages in flight, each 4 (Q4_K), 3 (Q5_K) or 2 (Q6_K) rows x 8
+//   super-blocks (4,608 / 4,224 / 3,360 bytes; Q6_K's 210-byte blocks are read with aligned words
 //   and funnel shifts), issued by one lane with no per-lane requests; the first before the kernel
 //   waits for the one that writes x (pdl.cuh). Streaming alone (no arithmetic) moves 14336 x 4096
 //   at ~3.4 TB/s.
@@ -29,9 +29,11 @@
 //   chunk (deterministic).
 // - Where the op that wrote x also wrote its int8 form (MatmulParams::xq; act_quant.cuh), no CTA
 //   quantizes x: the staged kernel copies the form, and Q4_K / Q5_K (16-byte aligned
-//   super-blocks) take a small-CTA form instead: 4 warps a CTA, many CTAs in waves, each lane
-//   loading its weight bytes from global memory straight into registers and x through L1 (on the
-//   H100, tg128 of the 8B Q4_K_M 335 -> 350 tokens/s against the staged kernel with the form).
+//   super-blocks) matrices of 12 MB or more take a small-CTA form instead: 4 warps a CTA, many
+//   CTAs in waves, each lane loading its weight bytes from global memory straight into registers
+//   and x through L1 (on the H100, tg128 of the 8B Q4_K_M 335 -> 350 tokens/s against the staged
+//   kernel with the form; smaller matrices stay staged at one CTA an SM, which leaves room for
+//   the next kernel to start beside them: 367 -> 376).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -34,8 +34,6 @@ template <typename Tq, typename Ts, typename Tc>
 __global__ void __launch_bounds__(kThreads)
     rope_kv_write_kernel(RopeKvWriteParams p, int64_t q_stride, int64_t k_stride,
                          int64_t v_stride) {
-  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
-  PdlLaunchDependents();
   __shared__ float cs[kMaxHalf], sn[kMaxHalf];
   const int64_t t = blockIdx.x;
   const RopeParams& r = p.q;
@@ -48,6 +46,11 @@ __global__ void __launch_bounds__(kThreads)
     cs[i] = static_cast<float>(c);
     sn[i] = static_cast<float>(s);
   }
+  // Launched as a dependent (pdl.cuh): the angles above read only the step's positions (written
+  // before its first kernel) and the frequency factors (weights), so they are computed while the
+  // kernel that writes q and k runs; nothing else is read or written before this.
+  PdlWait();
+  PdlLaunchDependents();
   __syncthreads();
   // Units [u0, u1): q heads first, then k heads.
   const int nq = static_cast<int>(r.n_heads), nk = static_cast<int>(p.k.n_heads);
