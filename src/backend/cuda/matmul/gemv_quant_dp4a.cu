@@ -483,10 +483,11 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
 
 // The form for activations already in act_quant.cuh's form (a.xq) and Q4_K / Q5_K weights
 // (16-byte aligned super-blocks): with no activations to quantize per CTA, CTAs are small and
-// many, in waves, as in the F16 GEMV. Each warp takes kRows rows and all their chunks; its lanes
-// load their weight bytes straight from global memory into registers (the first chunk's before
-// waiting for the kernel that writes x) and the activations through L1. A row's sum: each lane's
-// chunks in order, then the fixed butterfly (as the staged kernel without split k).
+// many, in waves, as in the F16 GEMV. Each warp takes kRows rows and all their chunks (or every
+// a.ks-th: split k); its lanes load their weight bytes straight from global memory into registers
+// (the first chunk's before waiting for the kernel that writes x) and the activations through L1.
+// A row's sum: each lane's chunks in order, then the fixed butterfly, then (split k) the warps'
+// sums in warp order.
 constexpr int kSmallWarps = 4;
 // Four CTAs an SM: at most 128 registers a thread.
 template <class F>
@@ -496,10 +497,12 @@ __global__ void __launch_bounds__(kSmallWarps * 32, 4)
   const int k = a.sbs * kSbElems;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int sub = lane >> 2, j = lane & 3;
-  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * kSmallWarps + warp) * kRows;
-  if (row0 >= a.n) return;  // a whole warp; it writes nothing
-  const int nr = static_cast<int>(min(int64_t{kRows}, a.n - row0));
-  const int chunks = (a.sbs + kChunk - 1) / kChunk;
+  // a.ks warps share a row group, taking its chunks kw, kw + ks, ... (ks 1, 2 or 4; a divisor of
+  // kSmallWarps), their sums added in warp order.
+  const int ks = a.ks, kw = warp % ks;
+  const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * (kSmallWarps / ks) + warp / ks) * kRows;
+  const int nr = static_cast<int>(max(int64_t{0}, min(int64_t{kRows}, a.n - row0)));
+  const int chunks = nr > 0 ? (a.sbs + kChunk - 1) / kChunk : 0;  // none past the last row
   const int8_t* xq = reinterpret_cast<const int8_t*>(a.xq);
   const float2* xs = reinterpret_cast<const float2*>(a.xq + 2 * static_cast<int64_t>(k));
   typename F::W w;
@@ -510,19 +513,35 @@ __global__ void __launch_bounds__(kSmallWarps * 32, 4)
                               w);
     }
   };
-  load(0);
+  if (kw < chunks) load(kw);
   PdlWait();
   PdlLaunchDependents();
   float acc[kRows] = {};
-  for (int c = 0; c < chunks; ++c) {
-    if (c > 0) load(c);
+  for (int c = kw; c < chunks; c += ks) {
+    if (c > kw) load(c);
     const int sb = c * kChunk + sub;
     if (sb < a.sbs) F::Compute(w, j, F::Load(xq, xs, k, sb, j), acc);
   }
+  if (ks == 1) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const float v = WarpSum(acc[r]);
+      if (lane == r && r < nr) WriteRow(a, row0 + r, v);
+    }
+    return;
+  }
+  // Split k: each warp's row sums, then the group's ks warps' added in warp order.
+  __shared__ float red[kSmallWarps][kRows];
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const float v = WarpSum(acc[r]);
-    if (lane == r && r < nr) WriteRow(a, row0 + r, v);
+    if (lane == r) red[warp][r] = v;
+  }
+  __syncthreads();
+  if (kw == 0 && lane < nr) {
+    float v = 0.0f;
+    for (int i = 0; i < ks; ++i) v = __fadd_rn(v, red[warp + i][lane]);
+    WriteRow(a, row0 + lane, v);
   }
 }
 
@@ -549,8 +568,14 @@ Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
     // room beside it for the next kernel to start: with the small-CTA form for every matrix,
     // tg128 of the 8B Q4_K_M was 367 tokens/s against 376 (H100, s13).
     if (a.xq != nullptr && a.n * a.row_bytes >= kOneCtaBelowBytes) {
-      constexpr int64_t kPerCta = kSmallWarps * F::kRows;
-      const int64_t blocks = (a.n + kPerCta - 1) / kPerCta;
+      // Two warps split each row group's chunks where rows are long (k >= 8192) or the matrix is
+      // 32 MB or more (H100, forge bench --gemv with the form: Q4_K 4096 x 14336 2.07 -> 2.32
+      // TB/s, 28672 x 4096 2.56 -> 2.59, 14336 x 4096 2.27 -> 2.31; 6144 x 4096 lost 5%, 4 warps
+      // a group lost at k = 4096; tg128 of the 8B Q4_K_M +1%).
+      const int chunks = (a.sbs + kChunk - 1) / kChunk;
+      a.ks = chunks >= 2 && (a.sbs >= 32 || a.n * a.row_bytes >= (int64_t{32} << 20)) ? 2 : 1;
+      const int64_t per_cta = (kSmallWarps / a.ks) * F::kRows;
+      const int64_t blocks = (a.n + per_cta - 1) / per_cta;
       CUDA_RETURN_IF_ERROR(LaunchDependent(gemv_quant_dp4a_small_kernel<F>,
                                            dim3(static_cast<unsigned>(blocks)),
                                            dim3(kSmallWarps * 32), 0, stream, a));
