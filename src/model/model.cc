@@ -123,21 +123,16 @@ Status Model::EnsureWorkspace(Rank& r, int64_t n_tokens, int64_t n_out) {
   };
   if (n_tokens > r.ws_tokens || n_out > r.ws_out) r.graphs.clear();  // they hold old pointers
   if (r.ws_tokens == 0) {  // first use: the one-token forms, sized for every layer's matmuls
+    auto form_bytes = [&](const WeightView& v) -> int64_t {
+      return v.data != nullptr ? r.backend->QuantizedActivationBytes(v, 1, dtype_, DType::kF32) : 0;
+    };
     int64_t xn_q = 0, attn_q = 0, act_q = 0;
     for (const LayerWeights& w : r.weights.layers) {
       for (const WeightView* v : {&w.wqkv, &w.wq, &w.wk, &w.wv, &w.w_gate_up, &w.w_gate, &w.w_up}) {
-        if (v->data != nullptr) {
-          xn_q = std::max(xn_q, r.backend->QuantizedActivationBytes(*v, 1, dtype_, DType::kF32));
-        }
+        xn_q = std::max(xn_q, form_bytes(*v));
       }
-      if (w.wo.data != nullptr) {
-        attn_q =
-            std::max(attn_q, r.backend->QuantizedActivationBytes(w.wo, 1, dtype_, DType::kF32));
-      }
-      if (w.w_down.data != nullptr) {
-        act_q =
-            std::max(act_q, r.backend->QuantizedActivationBytes(w.w_down, 1, dtype_, DType::kF32));
-      }
+      attn_q = std::max(attn_q, form_bytes(w.wo));
+      act_q = std::max(act_q, form_bytes(w.w_down));
     }
     if (xn_q > 0) RETURN_IF_ERROR(alloc(r.xn_q, xn_q));
     if (attn_q > 0) RETURN_IF_ERROR(alloc(r.attn_q, attn_q));

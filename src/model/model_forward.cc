@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <numeric>
 
 #include "model/model.h"
@@ -60,6 +61,13 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
     const int64_t need = be.QuantizedActivationBytes(w, 1, a, DType::kF32);
     return need > 0 && need <= static_cast<int64_t>(buf->size());
   };
+  auto any_takes_q = [&](std::initializer_list<const WeightView*> ws,
+                         const std::unique_ptr<BackendBuffer>& buf) {
+    for (const WeightView* w : ws) {
+      if (takes_q(*w, buf)) return true;
+    }
+    return false;
+  };
   auto matmul = [&](const void* in, const WeightView& w, const float* bias, void* out,
                     DType out_type, const std::unique_ptr<BackendBuffer>* q = nullptr) {
     MatmulParams p{in, 0, w, bias, out, 0, T};
@@ -84,10 +92,7 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
           be.RmsNorm({x, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
     } else {  // the previous layer's FFN output joins the residual here
       AddRmsNormParams an{x, delta, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a};
-      if (takes_q(w.wqkv, r.xn_q) || takes_q(w.wq, r.xn_q) || takes_q(w.wk, r.xn_q) ||
-          takes_q(w.wv, r.xn_q)) {
-        an.out_q = r.xn_q->data();
-      }
+      if (any_takes_q({&w.wqkv, &w.wq, &w.wk, &w.wv}, r.xn_q)) an.out_q = r.xn_q->data();
       RETURN_IF_ERROR(be.AddRmsNorm(an));
     }
     // Layers after the first: xn_q holds this xn's form where the AddRmsNorm above wrote it (the
@@ -158,9 +163,7 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
     RETURN_IF_ERROR(matmul(attn, w.wo, nullptr, delta, DType::kF32, &r.attn_q));
     if (parallel) RETURN_IF_ERROR(collective_->AllReduceSum(rank, delta, T * c.n_embd));
     AddRmsNormParams fn{x, delta, w.ffn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a};
-    if (takes_q(w.w_gate_up, r.xn_q) || takes_q(w.w_gate, r.xn_q) || takes_q(w.w_up, r.xn_q)) {
-      fn.out_q = r.xn_q->data();
-    }
+    if (any_takes_q({&w.w_gate_up, &w.w_gate, &w.w_up}, r.xn_q)) fn.out_q = r.xn_q->data();
     RETURN_IF_ERROR(be.AddRmsNorm(fn));
     // Stacked: one matmul, rows [T, gate | up]; else [T, gate] then [T, up].
     float* gate = r.ff->f32();

@@ -49,13 +49,24 @@ __device__ __forceinline__ void QuantizeUnit(const float (&f)[8], int e, int k, 
   if ((e / 8) % 4 == 0) reinterpret_cast<float2*>(xq + 2 * k)[e / 32] = make_float2(scale, sum);
 }
 
+// 8 F16 values (16 bytes) as F32.
+__device__ __forceinline__ void HalvesToF32(const uint4& v, float (&f)[8]) {
+  const __half2* h = reinterpret_cast<const __half2*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 t = __half22float2(h[i]);
+    f[2 * i] = t.x;
+    f[2 * i + 1] = t.y;
+  }
+}
+
 // Writes the form of x[0, k) (k a multiple of 256) into xq (ActQuantBytes(k) bytes: the terms,
 // then the block pairs at xq + 2k, 8-byte aligned), shared or global memory, with threads
 // [0, nthreads) of the block (nthreads a multiple of 32). Thread t takes 8-element units t,
 // t + nthreads, ...: the 4 of a block are 4 consecutive lanes of one warp, and as k / 8 is a
-// multiple of 32 a warp's lanes all take a unit or none do. kCoherent: x was written by this
-// kernel (plain loads, not the read-only path). kBatch: units a thread loads at once.
-template <bool kCoherent, int kBatch = 8>
+// multiple of 32 a warp's lanes all take a unit or none do. x was written by an earlier kernel
+// (the read-only path); kBatch: units a thread loads at once.
+template <int kBatch = 8>
 __device__ __forceinline__ void QuantizeActivations(const __half* x, int k, int8_t* xq, int tid,
                                                     int nthreads) {
   for (int u0 = tid; u0 < k / 8; u0 += kBatch * nthreads) {
@@ -63,27 +74,14 @@ __device__ __forceinline__ void QuantizeActivations(const __half* x, int k, int8
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int u = u0 + b * nthreads;
-      if (u < k / 8) {
-        const uint4* src = reinterpret_cast<const uint4*>(x + u * 8);
-        if constexpr (kCoherent) {
-          vb[b] = *src;
-        } else {
-          vb[b] = __ldg(src);
-        }
-      }
+      if (u < k / 8) vb[b] = __ldg(reinterpret_cast<const uint4*>(x + u * 8));
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
       const int u = u0 + b * nthreads;
       if (u >= k / 8) break;
-      const __half2* h = reinterpret_cast<const __half2*>(&vb[b]);
       float f[8];
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float2 t = __half22float2(h[i]);
-        f[2 * i] = t.x;
-        f[2 * i + 1] = t.y;
-      }
+      HalvesToF32(vb[b], f);
       QuantizeUnit(f, u * 8, k, xq);
     }
   }
@@ -99,16 +97,7 @@ __device__ __forceinline__ void QuantizeUnits(const __half* x, int units, int e0
   for (int base = threadIdx.x - lane; base < units; base += blockDim.x) {
     const int u = base + lane;
     float f[8] = {};
-    if (u < units) {
-      const uint4 v = reinterpret_cast<const uint4*>(x)[u];
-      const __half2* h = reinterpret_cast<const __half2*>(&v);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const float2 t = __half22float2(h[i]);
-        f[2 * i] = t.x;
-        f[2 * i + 1] = t.y;
-      }
-    }
+    if (u < units) HalvesToF32(reinterpret_cast<const uint4*>(x)[u], f);
     QuantizeUnit(f, e0 + 8 * u, k, xq, u < units);
   }
 }

@@ -59,7 +59,7 @@ int64_t SmemBytes(int64_t k) {
 // computed from x here.
 __device__ __forceinline__ void StageX(const Dp4aArgs& a, int k, uint8_t* smem) {
   if (a.xq == nullptr) {
-    QuantizeActivations<false>(a.x, k, reinterpret_cast<int8_t*>(smem), threadIdx.x, kThreads);
+    QuantizeActivations(a.x, k, reinterpret_cast<int8_t*>(smem), threadIdx.x, kThreads);
     return;
   }
   constexpr int kBatch = 8;  // 16-byte loads in flight per thread
@@ -497,8 +497,8 @@ __global__ void __launch_bounds__(kSmallWarps * 32, 4)
   const int k = a.sbs * kSbElems;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int sub = lane >> 2, j = lane & 3;
-  // a.ks warps share a row group, taking its chunks kw, kw + ks, ... (ks 1, 2 or 4; a divisor of
-  // kSmallWarps), their sums added in warp order.
+  // a.ks warps (a divisor of kSmallWarps; Launch takes 1 or 2) share a row group, taking its
+  // chunks kw, kw + ks, ..., their sums added in warp order.
   const int ks = a.ks, kw = warp % ks;
   const int64_t row0 = (static_cast<int64_t>(blockIdx.x) * (kSmallWarps / ks) + warp / ks) * kRows;
   const int nr = static_cast<int>(max(int64_t{0}, min(int64_t{kRows}, a.n - row0)));
