@@ -4,8 +4,11 @@
 // elements that must survive.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <tuple>
+#include <utility>
 
 #include "backend/cuda/attention/attention_prefill_cuda.h"
 #include "backend/cuda/cuda_backend.h"
@@ -146,7 +149,8 @@ TEST_P(CudaHalfOpsTest, NormsRopeSwigluEmbeddingGather) {
   const DType t = GetParam();
   Dev dev(*be_);
   bool guards;
-  for (int64_t dim : {5, 64, 80, 4096}) {
+  // 5: the element-wise kernels; 64, 80, 4096: add_rmsnorm's 16-byte units; 16392: beyond them.
+  for (int64_t dim : {5, 64, 80, 4096, 16392}) {
     const int64_t rows = 7;
     const std::vector<float> x = RandomVector(rows * dim, dim), w = RandomVector(dim, 1);
     const std::vector<float> xh = Rounded(x, t);
@@ -166,20 +170,27 @@ TEST_P(CudaHalfOpsTest, NormsRopeSwigluEmbeddingGather) {
     got = dev.Get(inplace, rows * dim, t, &guards);
     EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), rows * dim, kHalfBound) << "in place " << dim;
 
-    // Residual add fused with the norm: the F32 residual exactly, the output within the bound.
+    // Residual add fused with the norm: the F32 residual exactly, the output within the bound;
+    // the delta in the dtype and in F32 (as the model's matmuls write it), out in the dtype and
+    // in F32.
     const std::vector<float> delta = Rounded(RandomVector(rows * dim, dim + 1), t);
     std::vector<float> res_ref = x, out_ref(rows * dim);
     ASSERT_TRUE(
         add_rmsnorm_ref({res_ref.data(), delta.data(), w.data(), out_ref.data(), rows, dim, 1e-5f})
             .ok());
-    float* res = static_cast<float*>(dev.Put(x, DType::kF32));
-    void* nout = dev.Out(rows * dim, t);
-    ASSERT_TRUE(be_->AddRmsNorm({res, dev.Put(delta, t), dw, nout, rows, dim, 1e-5f, t, t}).ok());
-    auto res_got = dev.Get(res, rows * dim, DType::kF32, &guards);
-    EXPECT_NORMALIZED_NEAR(res_ref.data(), res_got.data(), rows * dim, 0) << "residual " << dim;
-    got = dev.Get(nout, rows * dim, t, &guards);
-    EXPECT_NORMALIZED_NEAR(out_ref.data(), got.data(), rows * dim, kHalfBound) << "add_rmsnorm";
-    EXPECT_TRUE(guards);
+    for (auto [dt, ot] : {std::pair{t, t}, {DType::kF32, t}, {DType::kF32, DType::kF32}}) {
+      float* res = static_cast<float*>(dev.Put(x, DType::kF32));
+      void* nout = dev.Out(rows * dim, ot);
+      ASSERT_TRUE(
+          be_->AddRmsNorm({res, dev.Put(delta, dt), dw, nout, rows, dim, 1e-5f, dt, ot}).ok());
+      auto res_got = dev.Get(res, rows * dim, DType::kF32, &guards);
+      EXPECT_NORMALIZED_NEAR(res_ref.data(), res_got.data(), rows * dim, 0) << "residual " << dim;
+      got = dev.Get(nout, rows * dim, ot, &guards);
+      EXPECT_NORMALIZED_NEAR(out_ref.data(), got.data(), rows * dim,
+                             ot == DType::kF32 ? 1e-5 : kHalfBound)
+          << "add_rmsnorm " << dim << " out " << DTypeName(ot);
+      EXPECT_TRUE(guards);
+    }
   }
   for (RopeStyle style : {RopeStyle::kAdjacent, RopeStyle::kNeox}) {
     for (int64_t hd : {8, 64, 80, 96, 128}) {
@@ -199,18 +210,35 @@ TEST_P(CudaHalfOpsTest, NormsRopeSwigluEmbeddingGather) {
       EXPECT_TRUE(guards);
     }
   }
-  {
-    const int64_t T = 9, dim = 300;
-    const std::vector<float> g = Rounded(RandomVector(T * dim, 1), t);
-    const std::vector<float> u = Rounded(RandomVector(T * dim, 2), t);
+  // Rows of 300 take the element-wise kernel; rows of multiples of 8 the 16-byte one (296: a
+  // partial block; 4104 at 130 tokens: several blocks a row); stride 2 dim: gate and up
+  // interleaved by rows, as the stacked gate/up matmul writes them.
+  for (auto [T, dim, stacked] : {std::tuple<int64_t, int64_t, bool>{9, 300, false},
+                                 {9, 296, false},
+                                 {130, 4104, true},
+                                 {3, 64, true}}) {
+    std::vector<float> g = Rounded(RandomVector(T * dim, 1), t);
+    std::vector<float> u = Rounded(RandomVector(T * dim, 2), t);
     std::vector<float> ref(T * dim);
     ASSERT_TRUE(swiglu_ref({g.data(), u.data(), ref.data(), T, dim, 0, 0}).ok());
+    const int64_t stride = stacked ? 2 * dim : 0;
+    if (stacked) {  // row r: gate's row, then up's row
+      std::vector<float> both(2 * T * dim);
+      for (int64_t r = 0; r < T; ++r) {
+        std::copy_n(g.begin() + r * dim, dim, both.begin() + 2 * r * dim);
+        std::copy_n(u.begin() + r * dim, dim, both.begin() + (2 * r + 1) * dim);
+      }
+      g = both;
+    }
     for (DType in_t : {t, DType::kF32}) {  // the model feeds it F32 gate/up products
       void* out = dev.Out(T * dim, t);
-      ASSERT_TRUE(
-          be_->Swiglu({dev.Put(g, in_t), dev.Put(u, in_t), out, T, dim, 0, 0, in_t, t}).ok());
+      const void* dg = dev.Put(g, in_t);
+      const void* du =
+          stacked ? static_cast<const char*>(dg) + dim * DTypeSize(in_t) : dev.Put(u, in_t);
+      ASSERT_TRUE(be_->Swiglu({dg, du, out, T, dim, stride, stride, in_t, t}).ok());
       auto got = dev.Get(out, T * dim, t, &guards);
-      EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), T * dim, kHalfBound) << "swiglu";
+      EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), T * dim, kHalfBound)
+          << "swiglu " << T << " x " << dim;
       EXPECT_TRUE(guards);
     }
   }
@@ -357,10 +385,16 @@ TEST_P(CudaHalfOpsTest, KvWriteAndPagedAttention) {
 TEST_P(CudaHalfOpsTest, RopeKvWriteMatchesTheSeparateOps) {
   const DType t = GetParam();
   for (RopeStyle style : {RopeStyle::kAdjacent, RopeStyle::kNeox}) {
-    for (auto [H, KV, D] :
-         {std::tuple<int64_t, int64_t, int64_t>{8, 2, 64}, {4, 4, 80}, {32, 8, 128}, {4, 1, 8}}) {
+    // 130 tokens: a block takes all of a token's heads (from 128 tokens), not 4 of them.
+    for (auto [H, KV, D, T] : {std::tuple<int64_t, int64_t, int64_t, int64_t>{8, 2, 64, 21},
+                               {4, 4, 80, 21},
+                               {32, 8, 128, 21},
+                               {4, 1, 8, 21},
+                               {32, 8, 128, 130},
+                               {4, 4, 80, 130}}) {
       Dev dev(*be_);
-      const int64_t T = 21, row = (H + 2 * KV) * D, num_slots = 64;
+      // Distinct slots ((7 i) mod num_slots) for every token.
+      const int64_t row = (H + 2 * KV) * D, num_slots = T > 64 ? 256 : 64;
       const std::vector<float> qkv = RandomVector(T * row, D);
       std::vector<int32_t> pos(T), slots(T);
       for (int64_t i = 0; i < T; ++i) {

@@ -1,7 +1,8 @@
-// add_rmsnorm_cuda: one block per row (sized like rmsnorm_cuda's); the F32 residual takes the
-// delta and is written back, the sums kept in registers for the normalized output in the
-// activation dtype; with out_q, also the row in the one-row DP4A GEMV's form (act_quant.cuh),
-// computed from the F16 values just written.
+// add_rmsnorm_cuda: one block per row; the F32 residual takes the delta and is written back, the
+// sums kept in registers for the normalized output in the activation dtype; with out_q, also the
+// row in the one-row DP4A GEMV's form (act_quant.cuh), computed from the F16 values just written.
+// Rows of a multiple of 8 (16-byte aligned) move in 16-byte units (add_rmsnorm_vec_kernel); other
+// rows take the element-wise kernel, sized like rmsnorm_cuda's.
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -67,33 +68,27 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
-// One row with out_q (F16 out, dim a multiple of 256, at most kQuantUnits * 1024 units of 8):
-// thread t takes the 8-element units t, t + blockDim.x, ... (blockDim.x a multiple of 32), keeps
-// them in registers through the norm, writes them as F16 and forms each unit from those values.
-constexpr int kQuantUnits = 2;
+// Rows of dim (a multiple of 8, at most kVecUnits * 1024 units of 8) elements, 16-byte aligned:
+// block r takes row r; thread t the 8-element units t, t + blockDim.x, ... (blockDim.x a
+// multiple of 32), kept in registers through the norm and written with 16-byte stores. With
+// out_q (one F16 row, the launcher checks), each unit is also formed (act_quant.cuh) from the
+// F16 values written. The block size depends on dim alone, so a row's sums are added in the same
+// order whether it is normalized alone or with others.
+constexpr int kVecUnits = 2;
 
-// 8 consecutive values (16-byte aligned for F32) as F32.
-template <typename T>
-__device__ __forceinline__ void Load8(const T* p, float (&o)[8]) {
-  if constexpr (std::is_same_v<T, float>) {
-    const float4 a = reinterpret_cast<const float4*>(p)[0],
-                 b = reinterpret_cast<const float4*>(p)[1];
-    o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = a.w, o[4] = b.x, o[5] = b.y, o[6] = b.z, o[7] = b.w;
-  } else {
-#pragma unroll
-    for (int i = 0; i < 8; ++i) o[i] = ToF32(p[i]);
-  }
-}
-
-template <typename Td>
+template <typename Td, typename Tout>
 __global__ void __launch_bounds__(1024)
-    add_rmsnorm_quant_kernel(float* residual, const Td* delta, const float* w, __half* out, int dim,
-                             float eps, int8_t* out_q) {
+    add_rmsnorm_vec_kernel(float* residual, const Td* delta, const float* w, Tout* out, int dim,
+                           float eps, int8_t* out_q) {
   const int units = dim / 8;
-  float v[kQuantUnits][8], wv[kQuantUnits][8];
+  const int64_t r = blockIdx.x;
+  residual += r * dim;
+  delta += r * dim;
+  out += r * dim;
+  float v[kVecUnits][8], wv[kVecUnits][8];
   // The norm weights depend on no earlier kernel: loaded before waiting for it (pdl.cuh).
 #pragma unroll
-  for (int q = 0; q < kQuantUnits; ++q) {
+  for (int q = 0; q < kVecUnits; ++q) {
     const int u = threadIdx.x + q * blockDim.x;
     if (u < units) Load8(w + u * 8, wv[q]);
   }
@@ -101,7 +96,7 @@ __global__ void __launch_bounds__(1024)
   PdlLaunchDependents();
   float ss = 0.0f;
 #pragma unroll
-  for (int q = 0; q < kQuantUnits; ++q) {
+  for (int q = 0; q < kVecUnits; ++q) {
     const int u = threadIdx.x + q * blockDim.x;
     if (u < units) {
       float d[8];
@@ -112,26 +107,29 @@ __global__ void __launch_bounds__(1024)
         v[q][i] += d[i];
         ss += v[q][i] * v[q][i];
       }
-      reinterpret_cast<float4*>(residual + u * 8)[0] =
-          make_float4(v[q][0], v[q][1], v[q][2], v[q][3]);
-      reinterpret_cast<float4*>(residual + u * 8)[1] =
-          make_float4(v[q][4], v[q][5], v[q][6], v[q][7]);
+      Store8(residual + u * 8, v[q]);
     }
   }
   const float scale = rsqrtf(BlockSum(ss) / static_cast<float>(dim) + eps);
 #pragma unroll
-  for (int q = 0; q < kQuantUnits; ++q) {
+  for (int q = 0; q < kVecUnits; ++q) {
     const int u = threadIdx.x + q * blockDim.x;
-    if (u >= units) break;  // whole warps: units and blockDim.x are multiples of 32
+    if (u >= units) break;  // whole warps where out_q: units and blockDim.x are multiples of 32
     float f[8];
-    __align__(16) __half h[8];
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      h[i] = FromF32<__half>(v[q][i] * scale * wv[q][i]);
-      f[i] = __half2float(h[i]);
+    for (int i = 0; i < 8; ++i) f[i] = v[q][i] * scale * wv[q][i];
+    if constexpr (std::is_same_v<Tout, __half>) {
+      __align__(16) __half h[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        h[i] = FromF32<__half>(f[i]);
+        f[i] = __half2float(h[i]);
+      }
+      *reinterpret_cast<uint4*>(out + u * 8) = *reinterpret_cast<const uint4*>(h);
+      if (out_q != nullptr) QuantizeUnit(f, u * 8, dim, out_q);
+    } else {
+      Store8(out + u * 8, f);
     }
-    *reinterpret_cast<uint4*>(out + u * 8) = *reinterpret_cast<const uint4*>(h);
-    QuantizeUnit(f, u * 8, dim, out_q);
   }
 }
 
@@ -148,18 +146,22 @@ Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream) {
         std::to_string(p.n_rows) + " rows of " + std::to_string(p.dim) + " " +
         DTypeName(p.out_type));
   }
-  if (p.out_q != nullptr && p.dim / 8 <= int64_t{kQuantUnits} * 1024 && IsAligned(p.residual, 16) &&
-      IsAligned(p.delta, 16) && IsAligned(p.weight, 16)) {
+  if (p.dim % 8 == 0 && p.dim / 8 <= int64_t{kVecUnits} * 1024 && IsAligned(p.residual, 16) &&
+      IsAligned(p.delta, 16) && IsAligned(p.weight, 16) && IsAligned(p.out, 16)) {
     const int units = static_cast<int>(p.dim / 8);
     const int threads = std::min(1024, (units + 31) / 32 * 32);
     return DispatchDType(p.delta_type, [&](auto d_zero) {
-      using Td = decltype(d_zero);
-      CUDA_RETURN_IF_ERROR(LaunchDependent(
-          add_rmsnorm_quant_kernel<Td>, dim3(1), dim3(threads), 0, stream, p.residual,
-          static_cast<const Td*>(p.delta), p.weight, static_cast<__half*>(p.out),
-          static_cast<int>(p.dim), p.eps, static_cast<int8_t*>(p.out_q)));
-      CUDA_RETURN_IF_LAUNCH_ERROR("add_rmsnorm_quant_kernel");
-      return Status::Ok();
+      return DispatchDType(p.out_type, [&](auto out_zero) {
+        using Td = decltype(d_zero);
+        using Tout = decltype(out_zero);
+        CUDA_RETURN_IF_ERROR(
+            LaunchDependent(add_rmsnorm_vec_kernel<Td, Tout>, dim3(static_cast<unsigned>(p.n_rows)),
+                            dim3(threads), 0, stream, p.residual, static_cast<const Td*>(p.delta),
+                            p.weight, static_cast<Tout*>(p.out), static_cast<int>(p.dim), p.eps,
+                            static_cast<int8_t*>(p.out_q)));
+        CUDA_RETURN_IF_LAUNCH_ERROR("add_rmsnorm_vec_kernel");
+        return Status::Ok();
+      });
     });
   }
   const int threads = NormThreads(p.dim);

@@ -1,6 +1,9 @@
 // swiglu_cuda, add_bias_cuda and convert_f32_cuda: elementwise, grid-stride, F32 arithmetic.
+// swiglu_cuda over rows of a multiple of 8 (16-byte aligned): a thread per 8 outputs, 16-byte
+// loads and stores, rows on grid y (each output computed as by the element-wise kernel).
 // swiglu_cuda with out_q (one F16 row): a thread per 8 outputs, which then also form the row in
 // the one-row DP4A GEMV's form (act_quant.cuh) from the F16 values it wrote.
+#include <algorithm>
 #include <string>
 
 #include "backend/cuda/cuda_check.cuh"
@@ -24,6 +27,25 @@ __global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t
     const int64_t t = w / dim, i = w % dim;
     const float g = ToF32(gate[t * gs + i]);
     out[w] = FromF32<Tout>(g / (1.0f + expf(-g)) * ToF32(up[t * us + i]));
+  }
+}
+
+// Rows of dim (a multiple of 8) outputs, row strides multiples of 8, 16-byte aligned: thread x of
+// grid row y takes the 8 outputs [8x, 8x + 8) of rows y, y + gridDim.y, ...
+template <typename Tin, typename Tout>
+__global__ void swiglu_rows_kernel(const Tin* gate, const Tin* up, Tout* out, int dim, int64_t gs,
+                                   int64_t us, int64_t n_tokens) {
+  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
+  PdlLaunchDependents();
+  const int i = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
+  if (i >= dim) return;
+  for (int64_t t = blockIdx.y; t < n_tokens; t += gridDim.y) {
+    float g[8], u[8], o[8];
+    Load8(gate + t * gs + i, g);
+    Load8(up + t * us + i, u);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) o[e] = g[e] / (1.0f + expf(-g[e])) * u[e];
+    Store8(out + t * dim + i, o);
   }
 }
 
@@ -92,14 +114,28 @@ Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream) {
       return Status::Ok();
     });
   }
+  const int64_t gs = p.gate_stride ? p.gate_stride : p.dim;
+  const int64_t us = p.up_stride ? p.up_stride : p.dim;
+  const bool rows = p.dim % 8 == 0 && p.dim <= (int64_t{1} << 30) && gs % 8 == 0 && us % 8 == 0 &&
+                    IsAligned(p.gate, 16) && IsAligned(p.up, 16) && IsAligned(p.out, 16);
   return DispatchDType(p.in_type, [&](auto in_zero) {
     return DispatchDType(p.out_type, [&](auto out_zero) {
       using Tin = decltype(in_zero);
       using Tout = decltype(out_zero);
-      CUDA_RETURN_IF_ERROR(LaunchDependent(
-          swiglu_kernel<Tin, Tout>, dim3(GridFor(total, 256)), dim3(256), 0, stream,
-          static_cast<const Tin*>(p.gate), static_cast<const Tin*>(p.up), static_cast<Tout*>(p.out),
-          p.dim, p.gate_stride ? p.gate_stride : p.dim, p.up_stride ? p.up_stride : p.dim, total));
+      if (rows) {
+        const unsigned bx = static_cast<unsigned>((p.dim / 8 + 255) / 256);
+        const unsigned by = static_cast<unsigned>(std::min<int64_t>(p.n_tokens, 65535));
+        CUDA_RETURN_IF_ERROR(LaunchDependent(
+            swiglu_rows_kernel<Tin, Tout>, dim3(bx, by), dim3(256), 0, stream,
+            static_cast<const Tin*>(p.gate), static_cast<const Tin*>(p.up),
+            static_cast<Tout*>(p.out), static_cast<int>(p.dim), gs, us, p.n_tokens));
+        CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_rows_kernel");
+        return Status::Ok();
+      }
+      CUDA_RETURN_IF_ERROR(LaunchDependent(swiglu_kernel<Tin, Tout>, dim3(GridFor(total, 256)),
+                                           dim3(256), 0, stream, static_cast<const Tin*>(p.gate),
+                                           static_cast<const Tin*>(p.up), static_cast<Tout*>(p.out),
+                                           p.dim, gs, us, total));
       CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_kernel");
       return Status::Ok();
     });
