@@ -109,6 +109,7 @@ class Model {
   struct StepMeta {
     const int32_t *ids, *pos, *slots, *cu, *lens, *tables, *out_idx;
     int64_t n_tokens, n_seqs, n_out, table_stride;
+    int64_t n_single = 0;  // leading sequences of one query (AttentionParams::n_single)
   };
   struct Graph {
     std::unique_ptr<BackendBuffer> meta;  // fixed metadata buffer the graph reads

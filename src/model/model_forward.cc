@@ -150,6 +150,7 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
     ap.block_table_stride = s.table_stride;
     ap.n_seqs = s.n_seqs;
     ap.n_tokens = T;
+    ap.n_single = s.n_single;
     ap.n_heads = c.n_head;
     ap.n_kv_heads = c.n_head_kv;
     ap.head_dim = c.head_dim;
@@ -333,7 +334,14 @@ Status Model::DownloadLogitsRow(int64_t row, float* out) {
   return be.Synchronize();
 }
 
-Status Model::ForwardEager(Rank& r, const ForwardBatch& b, KvCache& cache) {
+Status Model::ForwardEager(Rank& r, const ForwardBatch& given, KvCache& cache) {
+  // A batch mixing decode steps with prefill chunks runs its decode steps first, so that the
+  // backend may take them as one decode batch (AttentionParams::n_single): on the CUDA backend the
+  // prefill kernel would give each of them a 128-query tile per query head.
+  const int64_t singles = given.n_tokens() > given.n_seqs() ? given.SingleQueries() : 0;
+  ForwardBatch moved;
+  if (singles > 0 && given.LeadingSingleQueries() < singles) moved = given.SingleQueriesFirst();
+  const ForwardBatch& b = moved.n_seqs() > 0 ? moved : given;
   const int64_t T = b.n_tokens(), S = b.n_seqs(), W = b.max_blocks;
   const int64_t n_out = static_cast<int64_t>(b.logits_indices.size());
   RETURN_IF_ERROR(EnsureWorkspace(r, T, n_out));
@@ -355,7 +363,8 @@ Status Model::ForwardEager(Rank& r, const ForwardBatch& b, KvCache& cache) {
              T,
              S,
              n_out,
-             W};
+             W,
+             singles};
   RETURN_IF_ERROR(be.Upload(m, b.token_ids.data(), T * 4));
   RETURN_IF_ERROR(be.Upload(m + T, b.positions.data(), T * 4));
   RETURN_IF_ERROR(be.Upload(m + 2 * T, b.slot_mapping.data(), T * 4));

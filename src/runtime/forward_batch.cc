@@ -53,7 +53,8 @@ void ForwardBatch::Finish() {
 
 Status ForwardBatch::Validate(int64_t num_blocks, int64_t n_vocab) const {
   const int64_t T = n_tokens(), S = n_seqs();
-  if (static_cast<int64_t>(positions.size()) != T || static_cast<int64_t>(slot_mapping.size()) != T ||
+  if (static_cast<int64_t>(positions.size()) != T ||
+      static_cast<int64_t>(slot_mapping.size()) != T ||
       static_cast<int64_t>(cu_seqlens_q.size()) != S + 1 ||
       static_cast<int64_t>(block_tables.size()) != S * max_blocks || !row_lengths_.empty()) {
     return InvalidArgumentError("ForwardBatch: inconsistent sizes (Finish() not called?)");
@@ -92,6 +93,48 @@ Status ForwardBatch::Validate(int64_t num_blocks, int64_t n_vocab) const {
     if (idx < 0 || idx >= T) return OutOfRangeError("logits row " + std::to_string(idx));
   }
   return Status::Ok();
+}
+
+int64_t ForwardBatch::SingleQueries() const {
+  int64_t n = 0;
+  for (int64_t s = 0; s < n_seqs(); ++s) n += cu_seqlens_q[s + 1] - cu_seqlens_q[s] == 1 ? 1 : 0;
+  return n;
+}
+
+int64_t ForwardBatch::LeadingSingleQueries() const {
+  int64_t n = 0;
+  while (n < n_seqs() && cu_seqlens_q[n + 1] - cu_seqlens_q[n] == 1) ++n;
+  return n;
+}
+
+ForwardBatch ForwardBatch::SingleQueriesFirst() const {
+  const int64_t S = n_seqs();
+  std::vector<int64_t> order;  // old sequence indices in the new order
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t s = 0; s < S; ++s) {
+      const bool single = cu_seqlens_q[s + 1] - cu_seqlens_q[s] == 1;
+      if (single == (pass == 0)) order.push_back(s);
+    }
+  }
+  ForwardBatch out;
+  out.block_size = block_size;
+  out.max_blocks = max_blocks;
+  out.cu_seqlens_q.push_back(0);
+  std::vector<int32_t> new_token(token_ids.size());  // old token index -> new
+  for (int64_t s : order) {
+    for (int32_t t = cu_seqlens_q[s]; t < cu_seqlens_q[s + 1]; ++t) {
+      new_token[t] = static_cast<int32_t>(out.token_ids.size());
+      out.token_ids.push_back(token_ids[t]);
+      out.positions.push_back(positions[t]);
+      out.slot_mapping.push_back(slot_mapping[t]);
+    }
+    out.cu_seqlens_q.push_back(static_cast<int32_t>(out.token_ids.size()));
+    out.seq_lens_k.push_back(seq_lens_k[s]);
+    out.block_tables.insert(out.block_tables.end(), block_tables.begin() + s * max_blocks,
+                            block_tables.begin() + (s + 1) * max_blocks);
+  }
+  for (int32_t t : logits_indices) out.logits_indices.push_back(new_token[t]);
+  return out;
 }
 
 }  // namespace forge

@@ -128,7 +128,7 @@ struct DevicePool {
 // sequences longer than `full`) with the reference.
 void ExpectMatchesReference(Backend& be, const Batch& b, const std::string& what,
                             int64_t full = 600, int64_t window = 128,
-                            const DevicePool* pool = nullptr) {
+                            const DevicePool* pool = nullptr, int64_t n_single = 0) {
   std::vector<std::unique_ptr<BackendBuffer>> bufs;
   auto put = [&](const void* src, size_t bytes) {
     auto buf = be.Alloc(bytes).value();
@@ -160,6 +160,7 @@ void ExpectMatchesReference(Backend& be, const Batch& b, const std::string& what
   const int64_t HD = b.shape.H * b.shape.D, guard = 64;
   std::vector<uint16_t> poison((b.tokens * HD + guard), 0x7fff);  // NaN in F16 and BF16
   p.out = put(poison.data(), poison.size() * 2);
+  p.n_single = n_single;
   ASSERT_TRUE(cuda::AttentionPrefillApplies(p)) << what;
   const Status st = be.Attention(p);
   ASSERT_TRUE(st.ok()) << what << ": " << st.ToString();
@@ -223,6 +224,28 @@ TEST_P(CudaPrefillAttentionTest, HeadDimsAndGqa) {
       ExpectMatchesReference(*be_, b, Describe(b));
     }
   }
+}
+
+// Decode steps leading a batch of prefill chunks (AttentionParams::n_single): the backend runs
+// them through the decode kernel and the chunks after them through the prefill kernel, whose
+// sequence arrays then start past the decode ones. Long and short contexts, a sequence of no
+// queries among the chunks, GQA 1 / 4 / 8; n_single 0 and all-but-one as edges.
+TEST_P(CudaPrefillAttentionTest, LeadingDecodeStepsRunApart) {
+  const std::vector<Seq> seqs = {{600, 1}, {37, 1},   {1000, 1}, {0, 1},   {15, 1},
+                                 {0, 130}, {37, 200}, {30, 0},   {5, 129}, {63, 65}};
+  uint64_t seed = 300;
+  for (const Shape& shape :
+       std::vector<Shape>{{32, 8, 128}, {8, 8, 64}, {8, 1, 128}, {16, 2, 96}}) {
+    for (int64_t n_single : {5, 0, 1}) {
+      const Batch b = MakeBatch(seqs, shape, GetParam(), true, 16, ++seed);
+      ExpectMatchesReference(*be_, b, Describe(b) + " n_single " + std::to_string(n_single), 600,
+                             128, nullptr, n_single);
+    }
+  }
+  // Only the last sequence has more than one query.
+  const Batch b =
+      MakeBatch({{100, 1}, {7, 1}, {0, 1}, {20, 33}}, {32, 8, 128}, GetParam(), true, 16, 400);
+  ExpectMatchesReference(*be_, b, Describe(b) + " three leading", 600, 128, nullptr, 3);
 }
 
 // Long prompts alone and together (many key tiles, the diagonal tiles far from the start).

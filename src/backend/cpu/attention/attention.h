@@ -24,6 +24,9 @@ struct AttentionParams {
   int64_t block_table_stride = 0;
   int64_t n_seqs = 0;
   int64_t n_tokens = 0;  // cu_seqlens_q[n_seqs] (known on the host; device launchers need it)
+  // How many leading sequences are known (on the host) to have one query each: a backend may run
+  // them as a decode batch apart from the prefill chunks after them. 0: none known.
+  int64_t n_single = 0;
   int64_t n_heads = 0;
   int64_t n_kv_heads = 0;
   int64_t head_dim = 0;

@@ -116,6 +116,25 @@ Status attention_cuda(const AttentionParams& p, cudaStream_t stream, void* works
   //     head -> attention_decode_cuda (split-KV over `workspace`)
   //   any other head_dim <= 256, F32 caches, larger GQA ratios -> attention_generic_kernel
   //   head_dim > 256 -> the error above
+  //   and with n_single > 0 leading one-query sequences in a batch with prefill chunks: those
+  //     through attention_decode_cuda (each K/V row read once for its query heads), the rest
+  //     through attention_prefill_cuda
+  if (AttentionPrefillApplies(p) && p.n_single > 0 && p.n_single < p.n_seqs) {
+    AttentionParams d = p;
+    d.n_seqs = d.n_tokens = p.n_single;
+    d.n_single = 0;
+    AttentionParams f = p;
+    f.cu_seqlens_q += p.n_single;  // absolute token indices: the rows after the decode ones
+    f.seq_lens_k += p.n_single;
+    f.block_tables += p.n_single * p.block_table_stride;
+    f.n_seqs -= p.n_single;
+    f.n_tokens -= p.n_single;
+    f.n_single = 0;
+    if (AttentionDecodeApplies(d) && AttentionPrefillApplies(f)) {
+      RETURN_IF_ERROR(attention_decode_cuda(d, workspace, workspace_bytes, stream));
+      return attention_prefill_cuda(f, stream);
+    }
+  }
   if (AttentionPrefillApplies(p)) return attention_prefill_cuda(p, stream);
   if (AttentionDecodeApplies(p))
     return attention_decode_cuda(p, workspace, workspace_bytes, stream);

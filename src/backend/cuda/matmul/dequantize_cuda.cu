@@ -5,7 +5,6 @@
 #include "backend/cuda/matmul/dequantize_cuda.h"
 
 #include <string>
-#include <type_traits>
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
