@@ -157,6 +157,8 @@ class CudaBackend : public Backend {
     ASSIGN_OR_RETURN(cublas_ws_, Alloc(kCublasWorkspace));
     CUBLAS_RETURN_IF_ERROR(cublasSetWorkspace(cublas_, cublas_ws_->data(), kCublasWorkspace));
     ASSIGN_OR_RETURN(attn_ws_, Alloc(cuda::kAttentionWorkspaceBytes));  // split-KV decode partials
+    // Zero once: the decode kernel's merge counters start at zero and every call leaves them so.
+    CUDA_RETURN_IF_ERROR(cudaMemset(attn_ws_->data(), 0, attn_ws_->size()));
     ASSIGN_OR_RETURN(dq_ws_, Alloc(kDequantScratch));
     return Status::Ok();
   }

@@ -177,16 +177,17 @@ TEST(CudaActQuantTest, SwigluWritesTheFormAndTheGemvTakesIt) {
 }
 
 // Decode attention with out_q (one query row) writes beside its F16 output (the same bits as
-// without out_q) the host's form of that row, and the GEMV takes it: one split (300 keys) and
-// several merged (2500), head_dim 128 and 64 (formed by the decode kernels) and 80 (by the
-// separate kernel after them).
+// without out_q) the host's form of that row, and the GEMV takes it: 300 keys (one split) and
+// 1500 or 2500 (several, merged in the main kernel), 4 query heads per KV head of 128 and 64
+// (formed by the decode kernels), 16 (merged and formed by the merge kernel) and 80 (by the
+// separate kernel after them). The workspace starts zeroed (attention_decode_cuda's counters).
 TEST(CudaActQuantTest, DecodeAttentionWritesTheFormAndTheGemvTakesIt) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   struct Case {
     int64_t H, KV, D, len;
   };
   for (const Case c : {Case{32, 8, 128, 300}, Case{32, 8, 128, 2500}, Case{32, 8, 64, 1500},
-                       Case{128, 16, 80, 700}}) {
+                       Case{32, 2, 128, 2500}, Case{128, 16, 80, 700}}) {
     SCOPED_TRACE(::testing::Message()
                  << c.H << "/" << c.KV << " heads of " << c.D << ", " << c.len << " keys");
     const int64_t bs = 16, blocks = (c.len + bs - 1) / bs, k = c.H * c.D;
@@ -201,6 +202,7 @@ TEST(CudaActQuantTest, DecodeAttentionWritesTheFormAndTheGemvTakesIt) {
     const int32_t cu[2] = {0, 1}, len = static_cast<int32_t>(c.len);
     DevBuf dk(kc.data(), kc.size()), dv(vc.data(), vc.size()), dq(q.data(), k * 4), dcu(cu, 8),
         dlen(&len, 4), dtable(table.data(), blocks * 4), ws(size_t{1} << 20);
+    ASSERT_EQ(cudaMemset(ws.data(), 0, size_t{1} << 20), cudaSuccess);
     DevBuf out(k * 2), out_q(FormBytes(k)), plain(k * 2);
     AttentionParams p;
     p.q = dq.data();

@@ -1,13 +1,16 @@
 // attention_decode_cuda: split-KV decode attention. A persistent grid (the resident capacity of
-// the GPU) walks items (sequence, split, KV head); a sequence of len keys gets ceil(len / 1024)
-// splits (at most 128) of whole KV blocks, so short sequences have one split and write their
-// output directly, and a long one spreads over many blocks. Splits' partial states go to a fixed
-// workspace (no allocation: the launch may be captured in a CUDA graph) and the merge kernel
-// here combines them in order. The main kernel is in attention_decode_kernel.cuh.
+// the GPU, or fewer blocks where the batch has fewer items) walks items (sequence, split, KV head);
+// the batch's keys are spread over the GPU (BatchChunk: at least 1024 keys a split, whole KV
+// blocks), so a few long sequences spread over every SM and many sequences take one item per
+// (sequence, KV head). Splits' partial states go to a fixed workspace (no allocation: the launch
+// may be captured in a CUDA graph); the block that completes a (sequence, KV head) merges its
+// splits in order (up to 8 query heads per KV head), or the merge kernel here does. The main
+// kernel is in attention_decode_kernel.cuh.
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "backend/cuda/attention/attention_decode_cuda.h"
 #include "backend/cuda/attention/attention_decode_kernel.cuh"
@@ -90,26 +93,65 @@ __global__ void __launch_bounds__(kThreads) attention_merge_kernel(AttentionPara
   }
 }
 
-// The workspace: [plan: (kMaxPlanSeqs + 1) int32, padded to 256 bytes][part_ml: cap x 2 F32]
-// [part_o: cap x D F32]; cap (a multiple of 4) is what the bytes hold.
+// The workspace: [plan: (kMaxPlanSeqs + 1) int32, padded to 256 bytes][counters: kMaxPlanSeqs x
+// kMaxCountedKvHeads int32][part_ml: cap x 2 F32][part_o: cap x D F32]; cap (a multiple of 4) is
+// what the bytes hold.
 constexpr size_t kPlanBytes = ((decode::kMaxPlanSeqs + 1) * 4 + 255) / 256 * 256;
+constexpr size_t kCounterBytes = size_t{decode::kMaxPlanSeqs} * decode::kMaxCountedKvHeads * 4;
 
-template <typename Tq, typename T, int D>
-Status LaunchDecode(const AttentionParams& p, void* workspace, size_t workspace_bytes,
-                    cudaStream_t stream) {
-  constexpr size_t kSmem = decode::DecodeSmem<D>::kBytes;
-  auto* kernel = decode::attention_split_kernel<Tq, T, D>;
-  CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(kSmem)));
-  // Blocks resident per SM (the same on every device of one architecture; computed once).
-  static const int per_sm = [&] {
+// Blocks of the kernel resident per SM (the same on every device of one architecture; once).
+template <typename Tq, typename T, int D, bool kSplit>
+int BlocksPerSm() {
+  static const int per_sm = [] {
     int v = 0;
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, kernel, kThreads, kSmem) != cudaSuccess) {
+    // The shared memory it launches with is past the default limit: allowed first.
+    if (cudaFuncSetAttribute(decode::attention_split_kernel<Tq, T, D, kSplit>,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             static_cast<int>(decode::DecodeSmem<D>::kBytes)) != cudaSuccess ||
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &v, decode::attention_split_kernel<Tq, T, D, kSplit>, kThreads,
+            decode::DecodeSmem<D>::kBytes) != cudaSuccess) {
       cudaGetLastError();
       v = 1;
     }
     return std::max(v, 1);
   }();
+  return per_sm;
+}
+
+// The grid: the resident capacity, or fewer where the batch cannot have that many items (its
+// table width bounds every sequence's splits: kMinChunkTokens keys each at the least; BatchChunk
+// keeps the items within the capacity).
+int64_t DecodeGrid(const AttentionParams& p, bool split, int64_t capacity) {
+  const int64_t width_keys = p.block_table_stride * p.block_size;
+  const int64_t per_seq =
+      split ? std::min<int64_t>(decode::kMaxSplits, (width_keys + decode::kMinChunkTokens - 1) /
+                                                        decode::kMinChunkTokens)
+            : 1;
+  return std::max<int64_t>(
+      1, std::min(capacity, p.n_seqs * p.n_kv_heads * std::max<int64_t>(1, per_seq)));
+}
+
+template <typename Tq, typename T, int D, bool kSplit>
+Status LaunchKernel(const AttentionParams& p, const decode::SplitArgs& a, int sms,
+                    cudaStream_t stream) {
+  constexpr size_t kSmem = decode::DecodeSmem<D>::kBytes;
+  auto* kernel = decode::attention_split_kernel<Tq, T, D, kSplit>;
+  CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(kSmem)));
+  const int64_t capacity = int64_t{BlocksPerSm<Tq, T, D, kSplit>()} * sms;
+  const int64_t grid = DecodeGrid(p, kSplit, capacity);
+  decode::SplitArgs args = a;
+  args.capacity = static_cast<int>(capacity);
+  CUDA_RETURN_IF_ERROR(LaunchDependent(kernel, dim3(static_cast<unsigned>(grid)), dim3(kThreads),
+                                       kSmem, stream, p, args));
+  CUDA_RETURN_IF_LAUNCH_ERROR("attention_split_kernel");
+  return Status::Ok();
+}
+
+template <typename Tq, typename T, int D>
+Status LaunchDecode(const AttentionParams& p, void* workspace, size_t workspace_bytes,
+                    cudaStream_t stream) {
   int device = 0, sms = 0;
   CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
   CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -117,35 +159,31 @@ Status LaunchDecode(const AttentionParams& p, void* workspace, size_t workspace_
   decode::SplitArgs a;
   a.q_stride = p.q_stride ? p.q_stride : p.n_heads * D;
   a.group = static_cast<int>(p.n_heads / p.n_kv_heads);
-  a.chunk = decode::kChunkTokens;
   if constexpr (std::is_same_v<T, __half> && D % 32 == 0) a.out_q = static_cast<int8_t*>(p.out_q);
   int64_t cap = 0;
-  if (workspace != nullptr && workspace_bytes > kPlanBytes) {
-    cap = static_cast<int64_t>((workspace_bytes - kPlanBytes) / ((D + 2) * 4)) / 4 * 4;
+  if (workspace != nullptr && workspace_bytes > kPlanBytes + kCounterBytes) {
+    cap = static_cast<int64_t>((workspace_bytes - kPlanBytes - kCounterBytes) / ((D + 2) * 4)) / 4 *
+          4;
     char* w = static_cast<char*>(workspace);
     a.plan = reinterpret_cast<int32_t*>(w);
-    a.part_ml = reinterpret_cast<float*>(w + kPlanBytes);
+    a.counters = reinterpret_cast<int32_t*>(w + kPlanBytes);
+    a.part_ml = reinterpret_cast<float*>(w + kPlanBytes + kCounterBytes);
     a.part_o = a.part_ml + 2 * cap;
     a.cap_parts = cap;
   }
-  // The table's width bounds every sequence's length, hence its splits (the graph path pads the
-  // width to a power of two: at most twice the longest sequence).
-  const int64_t max_splits =
-      decode::SplitCount(p.block_table_stride * p.block_size, p.block_size, decode::kChunkTokens);
   // Split mode needs the plan in shared memory and room for one partial per (sequence, head)
   // (the plan's chunk doubles until the batch fits; it cannot shrink below that).
-  a.split = max_splits > 1 && p.n_seqs <= decode::kMaxPlanSeqs && p.n_seqs * p.n_heads <= cap;
-  const int64_t items = p.n_seqs * p.n_kv_heads * (a.split ? max_splits : 1);
-  // As few blocks as finish the items in the same number of rounds as the resident capacity
-  // would: every block then walks the same number of items (memory-bound, the blocks share the
-  // bandwidth, so a round of fewer blocks is no slower).
-  const int64_t capacity = int64_t{per_sm} * sms;
-  const int64_t rounds = (items + capacity - 1) / capacity;
-  const int64_t grid = (items + rounds - 1) / rounds;  // items >= 1: n_seqs, n_kv_heads > 0
-  CUDA_RETURN_IF_ERROR(LaunchDependent(kernel, dim3(static_cast<unsigned>(grid)), dim3(kThreads),
-                                       kSmem, stream, p, a));
-  CUDA_RETURN_IF_LAUNCH_ERROR("attention_split_kernel");
-  if (a.split) {
+  // (A table of at most kMinChunkTokens keys has no sequence to split: no plan.)
+  a.split = p.n_seqs <= decode::kMaxPlanSeqs && p.n_seqs * p.n_heads <= cap &&
+            p.block_table_stride * p.block_size > decode::kMinChunkTokens;
+  a.fuse = a.split && a.group <= decode::kFuseMaxRows && p.n_kv_heads <= decode::kMaxCountedKvHeads;
+  // The q rows of an item as one bulk copy: 16-byte aligned start and stride, within the buffer.
+  const size_t q_bytes = static_cast<size_t>(a.group) * D * sizeof(Tq);
+  a.q_bulk = reinterpret_cast<uintptr_t>(p.q) % 16 == 0 && (a.q_stride * sizeof(Tq)) % 16 == 0 &&
+             q_bytes % 16 == 0 && q_bytes <= static_cast<size_t>(decode::kQBytes);
+  if (!a.split) return LaunchKernel<Tq, T, D, false>(p, a, sms, stream);
+  RETURN_IF_ERROR((LaunchKernel<Tq, T, D, true>(p, a, sms, stream)));
+  if (!a.fuse) {
     // One block per (sequence, head); those of one-split sequences return at once.
     const unsigned blocks = static_cast<unsigned>(p.n_seqs * p.n_heads);
     CUDA_RETURN_IF_ERROR(LaunchDependent(attention_merge_kernel<T, D>, dim3(blocks), dim3(kThreads),
@@ -170,8 +208,34 @@ bool AttentionDecodeApplies(const AttentionParams& p) {
          p.block_size > 0;
 }
 
-int64_t AttentionDecodeSplits(int64_t seq_len, int64_t block_size) {
-  return decode::SplitCount(seq_len, block_size, decode::kChunkTokens);
+int64_t AttentionDecodeSplits(const AttentionParams& p, const std::vector<int64_t>& lens,
+                              int64_t seq) {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    cudaGetLastError();
+    return 1;
+  }
+  int64_t keys = 0;
+  for (int64_t len : lens) keys += len;
+  // The capacity of a BF16 cache and F32 q (the kernel's residency is the same for every pair).
+  int per_sm = 0;
+  switch (p.head_dim) {
+    case 64:
+      per_sm = BlocksPerSm<float, __nv_bfloat16, 64, true>();
+      break;
+    case 80:
+      per_sm = BlocksPerSm<float, __nv_bfloat16, 80, true>();
+      break;
+    case 96:
+      per_sm = BlocksPerSm<float, __nv_bfloat16, 96, true>();
+      break;
+    default:
+      per_sm = BlocksPerSm<float, __nv_bfloat16, 128, true>();
+  }
+  return decode::SplitCount(lens[seq], p.block_size,
+                            decode::BatchChunk(keys, static_cast<int64_t>(lens.size()),
+                                               p.n_kv_heads, int64_t{per_sm} * sms));
 }
 
 Status attention_decode_cuda(const AttentionParams& p, void* workspace, size_t workspace_bytes,

@@ -1,13 +1,14 @@
 // attention_decode_cuda: paged attention for decode batches (one query token per sequence),
 // split over the KV length: blocks take (sequence, KV head, split) items and serve all the query
-// heads that share the KV head, so each K/V row is read once per step; a merge kernel combines
-// the splits of long sequences.
+// heads that share the KV head, so each K/V row is read once per step; the splits of a long
+// sequence are merged by the block that finishes the last of them.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "backend/backend.h"
 
@@ -20,16 +21,20 @@ bool AttentionDecodeApplies(const AttentionParams& p);
 // Whether it also writes p.out_q itself (an F16 cache and output, head_dim a multiple of 32).
 bool AttentionDecodeFormsRow(const AttentionParams& p);
 
-// workspace: device memory for the splits' partial results, reused by every call on the stream
-// (nullptr or too small: one split per sequence). Its size caps the splits of a batch: the
-// backend's kAttentionWorkspaceBytes (64 MiB) holds ~4000 (split, 32 heads of dim 128) partials,
-// e.g. 500 sequences of 4096 keys; past that the split length doubles until the batch fits.
+// workspace: device memory for the splits' partial results and their merge counters, reused by
+// every call on the stream (nullptr or too small: one split per sequence). It must be zero
+// before the first call (every call leaves the counters zero again). Its size caps the splits of
+// a batch: the backend's kAttentionWorkspaceBytes (64 MiB) holds ~4000 (split, 32 heads of dim
+// 128) partials; past that the split length doubles until the batch fits.
 Status attention_decode_cuda(const AttentionParams& p, void* workspace, size_t workspace_bytes,
                              cudaStream_t stream);
 
-// The splits a sequence of seq_len keys gets when the workspace holds the batch: ceil(seq_len /
-// 1024) (at least 1, at most 128) chunks of whole KV blocks. It depends on the sequence alone,
-// so a sequence's result is the same whatever else is in the batch.
-int64_t AttentionDecodeSplits(int64_t seq_len, int64_t block_size);
+// The splits sequence `seq` of a batch with these key counts gets on the current device when the
+// workspace holds the batch (p gives the heads, block size and table width): its length over the
+// batch's chunk (its keys times the KV heads over the free resident blocks, at least 1024; none
+// where the (sequence, KV head) pairs fill the GPU), 1 to 128 pieces of whole KV blocks. It
+// depends on the batch: a sequence's result does too, within the bounds.
+int64_t AttentionDecodeSplits(const AttentionParams& p, const std::vector<int64_t>& lens,
+                              int64_t seq);
 
 }  // namespace forge::cuda

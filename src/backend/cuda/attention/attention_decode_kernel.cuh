@@ -13,6 +13,7 @@
 
 #include "backend/backend.h"
 #include "backend/cuda/attention/warp_mma.cuh"
+#include "backend/cuda/bulk_copy.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/matmul/act_quant.cuh"
 #include "backend/cuda/pdl.cuh"
@@ -26,11 +27,30 @@ constexpr int kStages = 3;          // cp.async stages per warp
 constexpr int kMaxRows = 16;        // query heads per KV head (the mma M)
 constexpr int kMaxPlanSeqs = 1024;  // most sequences the split plan holds (shared memory)
 constexpr int64_t kMaxSplits = 128;
-constexpr int64_t kChunkTokens = 1024;  // keys per split before the workspace fallback
+constexpr int64_t kMinChunkTokens = 1024;  // fewest keys per split
+constexpr int kFuseMaxRows = 8;            // query heads per KV head the in-kernel merge takes
+constexpr int kMaxCountedKvHeads = 128;    // KV heads the merge counters cover
+constexpr int kQBytes = 4096;              // the shared buffer of the next item's q rows
 constexpr float kLog2e = 1.4426950408889634f;
 
+// The chunk of a batch of n sequences with batch_keys keys on a GPU of `capacity` resident
+// blocks: none split where the (sequence, KV head) pairs alone fill the GPU; else the keys spread
+// so that the items (a sequence of len keys takes at most ceil(len / chunk) splits) still fit in
+// one round: with chunk >= keys * KV / (capacity - n * KV), sum ceil(len / chunk) * KV <= n * KV +
+// keys * KV / chunk <= capacity. At least kMinChunkTokens keys a split (shorter splits cost more
+// in their merge than they gain). A sequence's splits therefore depend on the batch: the
+// GPU is compared within the bounds (DESIGN.md), and its matmuls differ by batch size anyway.
+__host__ __device__ inline int64_t BatchChunk(int64_t batch_keys, int64_t n, int64_t n_kv_heads,
+                                              int64_t capacity) {
+  const int64_t pairs = n * n_kv_heads;
+  if (pairs >= capacity) return batch_keys > kMinChunkTokens ? batch_keys : kMinChunkTokens;
+  const int64_t free = capacity - pairs;
+  const int64_t c = (batch_keys * n_kv_heads + free - 1) / free;
+  return c < kMinChunkTokens ? kMinChunkTokens : c;
+}
+
 // The split rule: a sequence of len keys is cut into ceil(len / chunk) splits (1 to kMaxSplits)
-// of whole KV blocks, as even as blocks allow. It depends only on len, the block size and chunk.
+// of whole KV blocks, as even as blocks allow.
 __host__ __device__ inline int64_t SplitBlocks(int64_t len, int64_t bs, int64_t chunk) {
   const int64_t blocks = (len + bs - 1) / bs;
   if (blocks <= 1) return 1;
@@ -45,16 +65,21 @@ __host__ __device__ inline int64_t SplitCount(int64_t len, int64_t bs, int64_t c
   return (blocks + per - 1) / per;
 }
 
-// What the kernels share beyond AttentionParams. Workspace: plan, then part_ml, then part_o.
+// What the kernels share beyond AttentionParams. Workspace: plan, counters, part_ml, part_o.
 struct SplitArgs {
   int64_t q_stride = 0;
-  int32_t* plan = nullptr;   // [n_seqs + 1] first item index of each sequence (block 0 writes)
+  int32_t* plan = nullptr;  // [n_seqs + 1] first item index of each sequence (block 0 writes)
+  // [kMaxPlanSeqs * kMaxCountedKvHeads] splits of (sequence, KV head) done so far in this call:
+  // zero before the call, and zero again after it (the block that completes one resets it).
+  int32_t* counters = nullptr;
   float* part_ml = nullptr;  // [cap_parts, 2] running max (log2 units) and sum of a split
   float* part_o = nullptr;   // [cap_parts, head_dim] unnormalized output of a split
   int64_t cap_parts = 0;     // (split, head) partials the workspace holds
-  int64_t chunk = kChunkTokens;
-  int split = 0;  // 0: one item per (sequence, KV head) and the output written directly
-  int group = 1;  // query heads per KV head (1..kMaxRows)
+  int split = 0;             // 0: one item per (sequence, KV head) and the output written directly
+  int fuse = 0;      // split mode: the block that finishes a (sequence, KV head) merges its splits
+  int q_bulk = 0;    // q rows of an item are one 16-byte aligned run of <= kQBytes: bulk-copied
+  int group = 1;     // query heads per KV head (1..kMaxRows)
+  int capacity = 1;  // blocks of the kernel resident on the GPU (BatchChunk)
   // One query row (n_seqs 1), F16 out, head_dim a multiple of 32: also the row's form
   // (act_quant.cuh), each head's blocks formed by the block that writes its output; or null.
   int8_t* out_q = nullptr;
@@ -72,7 +97,14 @@ struct DecodeSmem {
   static constexpr size_t kMerge = (kStages - 1) * kStageBytes;
   static constexpr size_t kMergeBytes = size_t{kWarps} * kMaxRows * (D + 2) * 4;
   static constexpr size_t kPlan = kStages * kStageBytes;
-  static constexpr size_t kBytes = kPlan + (kMaxPlanSeqs + 1) * 4;
+  static constexpr size_t kQ = kPlan + ((kMaxPlanSeqs + 1) * 4 + 15) / 16 * 16;  // q rows
+  static constexpr size_t kQBar = kQ + kQBytes;  // the q buffer's mbarrier
+  static constexpr size_t kBytes = kQBar + 8;
+  // The in-kernel merge's scratch in the merge stage: the rows' c_j, then the warps' sums of the
+  // G x D outputs.
+  static constexpr size_t kFuseBytes =
+      size_t{kFuseMaxRows} * kMaxSplits * 4 + size_t{kWarps} * kFuseMaxRows * D * 4;
+  static_assert(kFuseBytes <= kStageBytes);
   static_assert(kStages >= 2 && kStageBytes % 128 == 0 && kMergeBytes <= kStageBytes);
   // 2 blocks per SM (__launch_bounds__): 228 KB per SM, 1 KB reserved per block, static red.
   static_assert(2 * (kBytes + 1024 + 128) <= 228 * 1024);
@@ -82,6 +114,7 @@ struct DecodeSmem {
 // takes my_tiles tiles (its i-th: keys k0 + 16 (warp + 4 i) + [0, 16)). my_tiles is 0 past the last
 // item.
 struct DecodeItem {
+  bool valid = false;
   int s = 0, j = 0, n_split = 1, kvh = 0;
   int k0 = 0, k1 = 0, my_tiles = 0;
   const int32_t* table = nullptr;  // [max blocks] the sequence's block table
@@ -93,6 +126,17 @@ __device__ __forceinline__ int BlockSum(int v, int* red) {
   if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
   __syncthreads();
   int total = 0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) total += red[w];
+  __syncthreads();
+  return total;
+}
+
+__device__ __forceinline__ long long BlockSum64(long long v, long long* red) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  long long total = 0;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) total += red[w];
   __syncthreads();
@@ -115,7 +159,96 @@ __device__ __forceinline__ int BlockExclusiveScan(int v, int* red) {
   return before + incl - v;
 }
 
-// Grid: a fixed number of blocks (the resident capacity), each looping over items
+// *p += v at GPU scope with acquire-release order (the CUTLASS-style semaphore: the barrier before
+// it orders the block's writes first); returns the old value.
+__device__ __forceinline__ int AtomicAddAcqRel(int* p, int v) {
+  int old;
+  asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
+// The in-kernel merge of item it's (sequence, KV head): out = sum_j O_j c_j / sum_j l_j c_j with
+// c_j = 2^(m_j - max m) over its n_split partials (read past L1: other blocks wrote them), for
+// its G <= kFuseMaxRows heads. Each row's weights come from one warp (lanes over splits, then the
+// fixed butterfly); warp w sums splits w, w + 4, ... of every output, and the warps' sums are
+// added in order: a fixed order for a given split count. scratch: the merge stage (kFuseBytes).
+template <typename T, int D>
+__device__ void MergeSplits(const AttentionParams& p, const SplitArgs& a, const DecodeItem& it,
+                            int64_t first_part, int64_t tq, float* scratch) {
+  static_assert(kWarps == 4);
+  constexpr int kPer = kFuseMaxRows * D / 128;  // float4s a lane sums at most
+  __shared__ float sum_s[kFuseMaxRows];
+  const int G = a.group, n_split = it.n_split, GD = G * D;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  float* c_s = scratch;                            // [kFuseMaxRows][kMaxSplits]: c_j
+  float* acc_s = c_s + kFuseMaxRows * kMaxSplits;  // [kWarps][G * D]
+  const int64_t h0 = int64_t{it.kvh} * G;
+  auto part = [&](int j, int row) { return first_part + int64_t{j} * p.n_heads + h0 + row; };
+  const float2* ml = reinterpret_cast<const float2*>(a.part_ml);
+  constexpr int kPerLane = kMaxSplits / 32;  // splits lane, lane + 32, ...
+  for (int row = warp; row < G; row += kWarps) {
+    float2 v[kPerLane];
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      const int j = lane + 32 * i;
+      v[i] = j < n_split ? __ldcg(ml + part(j, row)) : make_float2(0.0f, 0.0f);
+    }
+    float mmax = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      if (v[i].y > 0.0f) mmax = fmaxf(mmax, v[i].x);
+    }
+    for (int o = 16; o > 0; o >>= 1) mmax = fmaxf(mmax, __shfl_xor_sync(0xffffffffu, mmax, o));
+    float sum = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kPerLane; ++i) {
+      const int j = lane + 32 * i;
+      const float c = v[i].y > 0.0f ? exp2f(v[i].x - mmax) : 0.0f;
+      if (j < n_split) c_s[row * kMaxSplits + j] = c;
+      sum += v[i].y > 0.0f ? v[i].y * c : 0.0f;
+    }
+    for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+    if (lane == 0) sum_s[row] = sum;
+  }
+  __syncthreads();
+  float4 acc[kPer];
+#pragma unroll
+  for (int e = 0; e < kPer; ++e) acc[e] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  const int n4 = GD / 4;
+#pragma unroll 4
+  for (int j = warp; j < n_split; j += kWarps) {
+    const float4* src = reinterpret_cast<const float4*>(a.part_o + part(j, 0) * D);
+#pragma unroll
+    for (int e = 0; e < kPer; ++e) {
+      const int q = lane + 32 * e;
+      if (q < n4) {
+        const float c = c_s[(4 * q / D) * kMaxSplits + j];
+        const float4 v = __ldcg(src + q);
+        acc[e].x = fmaf(v.x, c, acc[e].x);
+        acc[e].y = fmaf(v.y, c, acc[e].y);
+        acc[e].z = fmaf(v.z, c, acc[e].z);
+        acc[e].w = fmaf(v.w, c, acc[e].w);
+      }
+    }
+  }
+#pragma unroll
+  for (int e = 0; e < kPer; ++e) {
+    const int q = lane + 32 * e;
+    if (q < n4) reinterpret_cast<float4*>(acc_s + warp * GD)[q] = acc[e];
+  }
+  __syncthreads();
+  T* out = static_cast<T*>(p.out) + (tq * p.n_heads + h0) * D;
+  for (int idx = threadIdx.x; idx < GD; idx += kThreads) {
+    const float o = (acc_s[idx] + acc_s[GD + idx]) + (acc_s[2 * GD + idx] + acc_s[3 * GD + idx]);
+    const float sum = sum_s[idx / D];
+    out[idx] = FromF32<T>(sum > 0.0f ? o / sum : 0.0f);
+  }
+}
+
+// Grid: a fixed number of blocks (at most the resident capacity), each looping over items
 // (sequence s, split j, KV head) in the order of the plan. Block 0..: item = blockIdx.x +
 // i * gridDim.x. An item's keys [k0, k1) go to the 4 warps in tiles of 16 keys (warp w takes
 // tiles w, w + 4, ...), each streamed through a 3-stage cp.async pipeline; S = Q K^T and
@@ -123,12 +256,15 @@ __device__ __forceinline__ int BlockExclusiveScan(int v, int* red) {
 // q scaled by scale * log2 e and rounded to T, as the prefill kernel does), so each K/V
 // element is read from memory once for all G heads. The warps' (max, sum, O) states are merged
 // in shared memory (stage 2); a sequence with one split writes its output, else the split's F32
-// partial goes to the workspace for attention_merge_kernel. The pipeline does not drain between
-// items: once a warp has consumed its last tile of an item, it issues its first 2 tiles of the
-// block's next item into stages 0 and 1, which load during the merge and the next item's Q loads.
-// The result of an item depends only on its sequence (the rule above and the fixed tile order),
-// never on the batch or the grid.
-template <typename Tq, typename T, int D>
+// partial goes to the workspace, and (fuse) the block that completes the (sequence, KV head)'s
+// splits merges them in split order, or attention_merge_kernel does. The pipeline does not drain
+// between items: once a warp has consumed its last tile of an item, it issues its first 2 tiles
+// of the block's next item into stages 0 and 1, which load during the merge; the next item's q
+// rows are bulk-copied (q_bulk) as soon as this item's are in registers.
+//
+// kSplit (a.split): the plan, the in-kernel merge and the q bulk copies; the other form is the
+// one-item-per-(sequence, KV head) kernel alone (no code, hence no registers, for them).
+template <typename Tq, typename T, int D, bool kSplit>
 __global__ void __launch_bounds__(kThreads, 2)
     attention_split_kernel(AttentionParams p, SplitArgs a) {
   static_assert(D % 16 == 0 && (kTileKeys * (D / 8)) % 32 == 0);
@@ -137,6 +273,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int kChunks = D / 8;  // 16-byte pieces of a K/V row
   extern __shared__ __align__(128) unsigned char smem[];
   __shared__ int red[kWarps];
+  __shared__ long long red64[kWarps];
+  __shared__ int last_s;
+  const uint32_t qbar = SmemAddr(smem + Smem::kQBar);
+  const bool q_bulk = kSplit && a.q_bulk;
+  if (threadIdx.x == 0 && q_bulk) {
+    MbarInit(qbar, 1);
+    FenceBarrierInit();
+  }
   PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
   PdlLaunchDependents();
   int* plan = reinterpret_cast<int*>(smem + Smem::kPlan);
@@ -146,11 +290,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int bs = static_cast<int>(p.block_size);
   const int G = a.group;
 
-  // The plan (split mode): every block computes the same one. The chunk doubles until the
-  // partials fit the workspace (a batch-dependent fallback, only for very large batches).
-  int64_t chunk = a.chunk;
+  // The plan (split mode): every block computes the same one. The chunk (BatchChunk) doubles
+  // until the partials fit the workspace (only for very large batches).
+  int64_t chunk = 0;
   int total = n;
-  if (a.split) {
+  if constexpr (kSplit) {
+    long long keys = 0;
+    for (int s = threadIdx.x; s < n; s += kThreads) keys += p.seq_lens_k[s];
+    chunk = BatchChunk(BlockSum64(keys, red64), n, p.n_kv_heads, a.capacity);
     for (;;) {
       int local = 0;
       for (int s = threadIdx.x; s < n; s += kThreads) {
@@ -171,9 +318,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     if (threadIdx.x == 0) plan[n] = total;
     __syncthreads();
-    if (blockIdx.x == 0) {
+    if (blockIdx.x == 0 && !a.fuse) {  // for attention_merge_kernel
       for (int i = threadIdx.x; i <= n; i += kThreads) a.plan[i] = plan[i];
     }
+  } else {
+    __syncthreads();  // the q barrier's initialization, before any thread waits on it
   }
 
   const T* k_cache = static_cast<const T*>(p.k_cache);
@@ -184,10 +333,11 @@ __global__ void __launch_bounds__(kThreads, 2)
   auto item_at = [&](int64_t item) {
     DecodeItem it;
     if (item >= n_items) return it;
+    it.valid = true;
     const int f = static_cast<int>(item / p.n_kv_heads);
     it.kvh = static_cast<int>(item % p.n_kv_heads);
     it.s = f;
-    if (a.split) {  // the last sequence whose first item is <= f
+    if constexpr (kSplit) {  // the last sequence whose first item is <= f
       int lo = 0, hi = n - 1;
       while (lo < hi) {
         const int mid = (lo + hi + 1) >> 1;
@@ -211,6 +361,17 @@ __global__ void __launch_bounds__(kThreads, 2)
     it.my_tiles = n_tiles > warp ? (n_tiles - warp + kWarps - 1) / kWarps : 0;
     it.table = p.block_tables + int64_t{it.s} * p.block_table_stride;
     return it;
+  };
+  auto q_rows = [&](const DecodeItem& it) {
+    return static_cast<const Tq*>(p.q) + int64_t{p.cu_seqlens_q[it.s]} * a.q_stride +
+           int64_t{it.kvh} * G * D;
+  };
+  // The item's G q rows into the q buffer (one thread; q_bulk).
+  Tq* q_buf = reinterpret_cast<Tq*>(smem + Smem::kQ);
+  auto issue_q = [&](const DecodeItem& it) {
+    const uint32_t bytes = static_cast<uint32_t>(G * D * sizeof(Tq));
+    MbarExpectTx(qbar, bytes);
+    BulkCopyG2S(SmemAddr(q_buf), q_rows(it), bytes, qbar);
   };
 
   // The warp's i-th tile of item it into stage i % kStages; lane r < 16 finds key r's row (int64
@@ -244,13 +405,19 @@ __global__ void __launch_bounds__(kThreads, 2)
   };
 
   DecodeItem cur = item_at(blockIdx.x);
+  if (q_bulk && threadIdx.x == 0 && cur.valid) issue_q(cur);
   prefetch(cur);
+  uint32_t q_phase = 0;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     // Q fragments (A operand, rows = the group's heads; rows >= G are zero).
     uint32_t qf[D / 16][4];
     {
-      const Tq* q = static_cast<const Tq*>(p.q) + int64_t{p.cu_seqlens_q[cur.s]} * a.q_stride +
-                    int64_t{cur.kvh} * G * D;
+      const Tq* q = q_rows(cur);
+      if (q_bulk) {
+        MbarWait(qbar, q_phase);
+        q_phase ^= 1;
+        q = q_buf;
+      }
       const float qs = p.scale * kLog2e;
 #pragma unroll
       for (int kk = 0; kk < D / 16; ++kk) {
@@ -267,6 +434,16 @@ __global__ void __launch_bounds__(kThreads, 2)
           }
           qf[kk][half] = Pack2<T>(x0, x1);
           qf[kk][2 + half] = Pack2<T>(y0, y1);
+        }
+      }
+    }
+    if (q_bulk) {
+      __syncthreads();  // every warp has its fragments: the buffer takes the next item's rows
+      if (threadIdx.x == 0) {
+        const DecodeItem next = item_at(item + gridDim.x);
+        if (next.valid) {
+          FenceProxyAsync();
+          issue_q(next);
         }
       }
     }
@@ -389,6 +566,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     __syncthreads();
     const int64_t tq = p.cu_seqlens_q[cur.s];
+    const int64_t first_part = kSplit ? int64_t{plan[cur.s]} * p.n_heads : 0;
     for (int idx = threadIdx.x; idx < G * D; idx += kThreads) {
       const int row = idx / D, d = idx % D;
       float mmax = -INFINITY;
@@ -407,11 +585,11 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
       }
       const int64_t h = int64_t{cur.kvh} * G + row;
-      if (cur.n_split == 1) {
+      if (!kSplit || cur.n_split == 1) {
         static_cast<T*>(p.out)[(tq * p.n_heads + h) * D + d] =
             FromF32<T>(sum > 0.0f ? acc / sum : 0.0f);
       } else {
-        const int64_t part = (int64_t{plan[cur.s]} + cur.j) * p.n_heads + h;
+        const int64_t part = first_part + int64_t{cur.j} * p.n_heads + h;
         a.part_o[part * D + d] = acc;
         if (d == 0) {
           a.part_ml[2 * part] = mmax;
@@ -419,11 +597,32 @@ __global__ void __launch_bounds__(kThreads, 2)
         }
       }
     }
+    bool formed = cur.n_split == 1;  // the item's G heads of the output are written
+    if constexpr (kSplit) {
+      if (a.fuse && cur.n_split > 1) {
+        // The block's partials (ordered before thread 0's count by the barrier) are released by
+        // the count; the block whose count completes the (sequence, KV head) acquires every
+        // split's, reads them past L1 and merges them.
+        __syncthreads();
+        if (threadIdx.x == 0) {
+          int* count = a.counters + cur.s * kMaxCountedKvHeads + cur.kvh;
+          const bool done = AtomicAddAcqRel(count, 1) == cur.n_split - 1;
+          if (done) *count = 0;  // for the next call (every split of this one has counted)
+          last_s = done;
+        }
+        __syncthreads();
+        if (last_s) {
+          MergeSplits<T, D>(p, a, cur, first_part, tq,
+                            reinterpret_cast<float*>(smem + Smem::kMerge));
+          formed = true;
+        }
+      }
+    }
     __syncthreads();  // the next item's tile kStages - 1 (its loop's first copies) goes here
     if constexpr (std::is_same_v<T, __half> && D % 32 == 0) {
       // The item's G heads, written above (visible to the block after the barrier), are whole
       // 32-element blocks of the row's form.
-      if (a.out_q != nullptr && cur.n_split == 1) {
+      if (a.out_q != nullptr && formed) {
         const int h0 = cur.kvh * G;
         QuantizeUnits(static_cast<const __half*>(p.out) + (tq * p.n_heads + h0) * D, G * D / 8,
                       h0 * D, static_cast<int>(p.n_heads * D), a.out_q);
