@@ -291,7 +291,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int G = a.group;
 
   // The plan (split mode): every block computes the same one. The chunk (BatchChunk) doubles
-  // until the partials fit the workspace (only for very large batches).
+  // until the partials fit the workspace (only for very large batches). Its barriers also order
+  // the q barrier's initialization before any wait on it.
   int64_t chunk = 0;
   int total = n;
   if constexpr (kSplit) {
@@ -321,8 +322,6 @@ __global__ void __launch_bounds__(kThreads, 2)
     if (blockIdx.x == 0 && !a.fuse) {  // for attention_merge_kernel
       for (int i = threadIdx.x; i <= n; i += kThreads) a.plan[i] = plan[i];
     }
-  } else {
-    __syncthreads();  // the q barrier's initialization, before any thread waits on it
   }
 
   const T* k_cache = static_cast<const T*>(p.k_cache);
