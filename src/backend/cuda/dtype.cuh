@@ -76,6 +76,18 @@ __device__ __forceinline__ void Store8(T* p, const float (&v)[8]) {
   }
 }
 
+// 8 values stored as F16 at a 16-byte aligned address (one 16-byte store); f becomes what was
+// stored, as F32 (the values a row's GEMV form is computed from, act_quant.cuh).
+__device__ __forceinline__ void StoreHalf8Rounded(__half* p, float (&f)[8]) {
+  __align__(16) __half h[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    h[i] = FromF32<__half>(f[i]);
+    f[i] = __half2float(h[i]);
+  }
+  *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(h);
+}
+
 // f(T{}) for T = float, __half or __nv_bfloat16; f returns Status.
 template <typename F>
 Status DispatchDType(DType t, F&& f) {

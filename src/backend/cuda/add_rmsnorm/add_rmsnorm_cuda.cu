@@ -119,13 +119,7 @@ __global__ void __launch_bounds__(1024)
 #pragma unroll
     for (int i = 0; i < 8; ++i) f[i] = v[q][i] * scale * wv[q][i];
     if constexpr (std::is_same_v<Tout, __half>) {
-      __align__(16) __half h[8];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        h[i] = FromF32<__half>(f[i]);
-        f[i] = __half2float(h[i]);
-      }
-      *reinterpret_cast<uint4*>(out + u * 8) = *reinterpret_cast<const uint4*>(h);
+      StoreHalf8Rounded(out + u * 8, f);
       if (out_q != nullptr) QuantizeUnit(f, u * 8, dim, out_q);
     } else {
       Store8(out + u * 8, f);

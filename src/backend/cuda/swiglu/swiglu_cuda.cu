@@ -17,6 +17,9 @@
 namespace forge::cuda {
 namespace {
 
+// silu(g) * u: every swiglu kernel's output (so the row kernels match the element-wise one).
+__device__ __forceinline__ float Swiglu(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+
 template <typename Tin, typename Tout>
 __global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t dim, int64_t gs,
                               int64_t us, int64_t total) {
@@ -25,8 +28,7 @@ __global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t
   for (int64_t w = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; w < total;
        w += int64_t{gridDim.x} * blockDim.x) {
     const int64_t t = w / dim, i = w % dim;
-    const float g = ToF32(gate[t * gs + i]);
-    out[w] = FromF32<Tout>(g / (1.0f + expf(-g)) * ToF32(up[t * us + i]));
+    out[w] = FromF32<Tout>(Swiglu(ToF32(gate[t * gs + i]), ToF32(up[t * us + i])));
   }
 }
 
@@ -44,7 +46,7 @@ __global__ void swiglu_rows_kernel(const Tin* gate, const Tin* up, Tout* out, in
     Load8(gate + t * gs + i, g);
     Load8(up + t * us + i, u);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) o[e] = g[e] / (1.0f + expf(-g[e])) * u[e];
+    for (int e = 0; e < 8; ++e) o[e] = Swiglu(g[e], u[e]);
     Store8(out + t * dim + i, o);
   }
 }
@@ -59,14 +61,9 @@ __global__ void swiglu_quant_kernel(const Tin* gate, const Tin* up, __half* out,
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g * 8 >= dim) return;
   float f[8];
-  __align__(16) __half h[8];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const float gv = ToF32(gate[g * 8 + i]);
-    h[i] = FromF32<__half>(gv / (1.0f + expf(-gv)) * ToF32(up[g * 8 + i]));
-    f[i] = __half2float(h[i]);
-  }
-  *reinterpret_cast<uint4*>(out + g * 8) = *reinterpret_cast<const uint4*>(h);
+  for (int i = 0; i < 8; ++i) f[i] = Swiglu(ToF32(gate[g * 8 + i]), ToF32(up[g * 8 + i]));
+  StoreHalf8Rounded(out + g * 8, f);
   QuantizeUnit(f, g * 8, dim, out_q);
 }
 
