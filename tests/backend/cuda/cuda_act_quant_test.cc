@@ -4,12 +4,14 @@
 // (two int8 terms per element, per 32-element block the scale / 254 and the F32 sum in the kernel's
 // order); the GEMV given that form (MatmulParams::xq) gives what the GEMV computing it itself gives
 // (the same products; the small-CTA form of Q4_K / Q5_K sums a row's chunks in another order:
-// within 1e-6), in Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 at k = 4096 and 14336; decode attention writes
+// within 1e-6), in Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 at k = 4096 and 14336 (and 3328 but Q6_K,
+// whose k must be a multiple of 2048, from add_rmsnorm_cuda); decode attention writes
 // it for its output row (in its own kernels or the separate act_quant_cuda); bad shapes are
 // refused; and the backend offers the form exactly where the GEMV takes one activation row.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -31,6 +33,15 @@ namespace {
 using testing::DevBuf;
 
 int64_t FormBytes(int64_t k) { return 2 * k + (k / 32) * 8; }
+
+// act_quant.cuh's order of a term's bytes (k a multiple of 256): in each run of 8 super-blocks
+// (fewer in the last), the 16-element piece i of quarter j of super-block s at 64 ns i + 16 (4 s +
+// j), ns the run's super-blocks.
+int64_t FormOffset(int64_t e, int64_t k) {
+  const int64_t base = e / 2048 * 2048, ns = std::min<int64_t>(8, (k - base) / 256);
+  const int64_t s = (e - base) / 256, j = (e - base) / 64 % 4, i = (e - base) / 16 % 4;
+  return base + 64 * ns * i + 16 * (4 * s + j) + e % 16;
+}
 
 // The form of x (F16 bits, k elements) as act_quant.cuh defines it, computed on the host with the
 // same IEEE F32 operations in the same order.
@@ -55,8 +66,9 @@ std::vector<uint8_t> HostForm(const std::vector<uint16_t>& xh) {
       const float t = f[i] * inv;
       const float q1 = std::rint(t);
       const float q2 = std::rint((t - q1) * 254.0f);
-      out[b * 32 + i] = static_cast<uint8_t>(static_cast<int8_t>(q1));
-      out[k + b * 32 + i] = static_cast<uint8_t>(static_cast<int8_t>(q2));
+      const int64_t o = FormOffset(b * 32 + i, k);
+      out[o] = static_cast<uint8_t>(static_cast<int8_t>(q1));
+      out[k + o] = static_cast<uint8_t>(static_cast<int8_t>(q2));
     }
     const float pair[2] = {amax / (127.0f * 254.0f), sum};
     std::memcpy(out.data() + 2 * k + 8 * b, pair, 8);
@@ -113,9 +125,10 @@ void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf
   for (GgmlType t :
        {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     if (t == GgmlType::kQ5_K && k >= 8192) continue;  // outside the DP4A GEMV
+    if (t == GgmlType::kQ6_K && k % 2048 != 0) continue;
     // Q4_K / Q5_K: over 12 MB, the small-CTA form (its last CTA part full); else the staged one.
     const bool big = t == GgmlType::kQ4_K || t == GgmlType::kQ5_K;
-    const testing::QuantMatrix q = testing::RandomBlocks(t, big ? 6001 : 1000, k, seed);
+    const testing::QuantMatrix q = testing::RandomBlocks(t, big ? 7001 : 1000, k, seed);
     DevBuf w(q.bytes.data(), q.bytes.size());
     SCOPED_TRACE(TypeName(t));
     ExpectSameGemv(Gemv(q, w, out, out_q.data()), Gemv(q, w, out, nullptr));
@@ -124,7 +137,8 @@ void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf
 
 TEST(CudaActQuantTest, AddRmsNormWritesTheFormAndTheGemvTakesIt) {
   FORGE_REQUIRE_GPU_OR_SKIP();
-  for (int64_t k : {4096, 14336}) {
+  // 3328: 13 super-blocks, a run of 8 and a run of 5 in the form's order.
+  for (int64_t k : {4096, 14336, 3328}) {
     SCOPED_TRACE(k);
     const std::vector<float> res = testing::RandomVector(k, 11),
                              delta = testing::RandomVector(k, 12);

@@ -48,35 +48,53 @@ struct Dp4aArgs {
   bool out_f32 = true;
 };
 
-// Shared memory: the activations in act_quant.cuh's form (ActQuantBytes(k)), then each warp's
-// stages and their mbarriers.
+// x in shared memory: act_quant.cuh's form, except that where the form is copied (a.xq) each
+// term's super-blocks lie kXPad bytes apart, so the 32 lanes of a warp step (8 super-blocks x 4
+// quarters) read distinct banks (flat, the 8 super-blocks of a load share its banks: 4-way
+// conflicts). XBytes(k) bytes; term 2 at XTerm2(k, pad), the block pairs at 2 XTerm2(k, pad).
+constexpr int kXPad = 16;
+__host__ __device__ constexpr int64_t XBytes(int64_t k) {
+  return ActQuantBytes(k) + kXPad * (k / kSbElems) * 2;
+}
+__device__ __forceinline__ int XTerm2(int k, int pad) { return k + pad * (k / kSbElems); }
+
+// Shared memory: x (XBytes(k)), then each warp's stages and their mbarriers.
 template <class F>
 int64_t SmemBytes(int64_t k) {
-  return ActQuantBytes(k) + kWarps * kStages * (F::kStageBytes + 8) + kWarps * F::kRows * 4;
+  return XBytes(k) + kWarps * kStages * (F::kStageBytes + 8) + kWarps * F::kRows * 4;
 }
 
-// The activations into shared memory: copied from the form the op that wrote x left (a.xq), or
-// computed from x here.
-__device__ __forceinline__ void StageX(const Dp4aArgs& a, int k, uint8_t* smem) {
+// x into shared memory with threads [0, nthreads): copied from the form the op that wrote x left
+// (a.xq; padded), or computed from x here (flat). Returns the padding.
+__device__ __forceinline__ int StageX(const Dp4aArgs& a, int k, uint8_t* smem, int nthreads) {
   if (a.xq == nullptr) {
-    QuantizeActivations(a.x, k, reinterpret_cast<int8_t*>(smem), threadIdx.x, kThreads);
-    return;
+    QuantizeActivations(a.x, k, reinterpret_cast<int8_t*>(smem), threadIdx.x, nthreads);
+    return 0;
   }
   constexpr int kBatch = 8;  // 16-byte loads in flight per thread
+  const int kx = XTerm2(k, kXPad);
   const int n16 = static_cast<int>(ActQuantBytes(k) / 16);
   const uint4* src = reinterpret_cast<const uint4*>(a.xq);
-  uint4* dst = reinterpret_cast<uint4*>(smem);
-  for (int i0 = threadIdx.x; i0 < n16; i0 += kBatch * kThreads) {
+  for (int i0 = threadIdx.x; i0 < n16; i0 += kBatch * nthreads) {
     uint4 v[kBatch];
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      if (i0 + b * kThreads < n16) v[b] = src[i0 + b * kThreads];
+      if (i0 + b * nthreads < n16) v[b] = src[i0 + b * nthreads];
     }
 #pragma unroll
     for (int b = 0; b < kBatch; ++b) {
-      if (i0 + b * kThreads < n16) dst[i0 + b * kThreads] = v[b];
+      const int u = i0 + b * nthreads;
+      if (u >= n16) continue;
+      // Term t's 16 elements from e (a 16-byte unit of the form is one piece of a super-block), or
+      // the pairs.
+      const int byte = 16 * u;
+      const int t = byte >= 2 * k ? 2 : byte / k;
+      const int e = t < 2 ? FormElement(byte - t * k, k) : byte - 2 * k;
+      const int dst = t < 2 ? t * kx + e + kXPad * (e / kSbElems) : 2 * kx + e;
+      *reinterpret_cast<uint4*>(smem + dst) = v[b];
     }
   }
+  return kXPad;
 }
 
 // Sum over 4 words of dp4a(w_i, x_i).
@@ -106,14 +124,22 @@ struct X64 {
   int sum[2];
 };
 
-template <bool kSums>
-__device__ __forceinline__ X64 LoadX64(const int8_t* xq, const float2* xs, int k, int sb, int j) {
-  const int e = sb * kSbElems + 64 * j;
+template <bool kSums, bool kForm = false>
+__device__ __forceinline__ X64 LoadX64(const int8_t* xq, const float2* xs, int kx, int sb, int j,
+                                       int pad) {
+  const int e = sb * kSbElems + 64 * j;  // the lane's first element
+  // Its byte in each term and the step between its 16-byte pieces: in shared memory, flat with
+  // `pad` bytes after each super-block; in the form (kForm: global memory, kx = k), lane-major.
+  int o = sb * (kSbElems + pad) + 64 * j, step = 16;
+  if constexpr (kForm) {
+    o = (sb >> 3) * 2048 + 16 * (4 * (sb & 7) + j);
+    step = 64 * min(8, kx / kSbElems - (sb & ~7));
+  }
   X64 x;
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
-    x.x1[i] = *reinterpret_cast<const int4*>(xq + e + 16 * i);
-    x.x2[i] = *reinterpret_cast<const int4*>(xq + k + e + 16 * i);
+    x.x1[i] = *reinterpret_cast<const int4*>(xq + o + step * i);
+    x.x2[i] = *reinterpret_cast<const int4*>(xq + kx + o + step * i);
   }
   x.s = *reinterpret_cast<const float4*>(xs + e / 32);
   if constexpr (kSums) {
@@ -139,8 +165,12 @@ struct Q45K {
   static constexpr int kRows = kFive ? 3 : 4;
   static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
   using X = X64;
-  __device__ static X Load(const int8_t* xq, const float2* xs, int k, int sb, int j) {
-    return LoadX64<false>(xq, xs, k, sb, j);
+  __device__ static X Load(const int8_t* xq, const float2* xs, int kx, int sb, int j, int pad) {
+    return LoadX64<false>(xq, xs, kx, sb, j, pad);
+  }
+  // From the form in global memory (act_quant.cuh's lane-major layout).
+  __device__ static X LoadForm(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+    return LoadX64<false, true>(xq, xs, k, sb, j, 0);
   }
   // Bit `bit` of each byte of w moved to bit 4 (0x10 of each byte).
   __device__ static uint32_t FifthBits(uint32_t w, int bit) {
@@ -255,13 +285,14 @@ struct Q6K {
     int sum[4];         // 254 * sum(x1) + sum(x2) over the run of t (for the -32 offset)
     float s[4];         // scale / 254 of the 32-element block holding the run of t
   };
-  __device__ static X Load(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+  __device__ static X Load(const int8_t* xq, const float2* xs, int kx, int sb, int j, int pad) {
     const int e = sb * kSbElems + 128 * (j >> 1) + 16 * (j & 1);
+    const int o = e + pad * sb;
     X x;
 #pragma unroll
     for (int t = 0; t < 4; ++t) {
-      x.x1[t] = *reinterpret_cast<const int4*>(xq + e + 32 * t);
-      x.x2[t] = *reinterpret_cast<const int4*>(xq + k + e + 32 * t);
+      x.x1[t] = *reinterpret_cast<const int4*>(xq + o + 32 * t);
+      x.x2[t] = *reinterpret_cast<const int4*>(xq + kx + o + 32 * t);
       const uint4 ones = make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
       x.sum[t] = 254 * Dot16(ones, x.x1[t], 0) + Dot16(ones, x.x2[t], 0);
       x.s[t] = xs[e / 32 + t].x;
@@ -326,8 +357,8 @@ struct Legacy {
   static constexpr int kRows = kQ8 ? 2 : 4;
   static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
   using X = X64;
-  __device__ static X Load(const int8_t* xq, const float2* xs, int k, int sb, int j) {
-    return LoadX64<!kQ8>(xq, xs, k, sb, j);
+  __device__ static X Load(const int8_t* xq, const float2* xs, int kx, int sb, int j, int pad) {
+    return LoadX64<!kQ8>(xq, xs, kx, sb, j, pad);
   }
   __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
     uint4 q[kRows][2][kQ8 ? 2 : 1];
@@ -386,7 +417,8 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   extern __shared__ __align__(16) uint8_t smem[];
   const int k = a.sbs * kSbElems;
   int8_t* xq = reinterpret_cast<int8_t*>(smem);
-  float2* xs = reinterpret_cast<float2*>(smem + 2 * k);
+  const int kx = XTerm2(k, a.xq != nullptr ? kXPad : 0);
+  const float2* xs = reinterpret_cast<const float2*>(smem + 2 * kx);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int sub = lane >> 2, j = lane & 3;
   const int ks = a.ks, kw = warp % ks;
@@ -396,10 +428,10 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   const int chunks = (a.sbs + kChunk - 1) / kChunk;
   const int nck = kw < chunks ? (chunks - kw + ks - 1) / ks : 0;  // chunks kw, kw + ks, ...
   const int64_t stages_total = (rows + kRows - 1) / kRows * nck;
-  uint8_t* wbuf = smem + ActQuantBytes(k) + warp * kStages * kStageBytes;
+  uint8_t* wbuf = smem + XBytes(k) + warp * kStages * kStageBytes;
   const uint32_t bufs = static_cast<uint32_t>(__cvta_generic_to_shared(wbuf));
   const uint32_t bars = static_cast<uint32_t>(__cvta_generic_to_shared(
-      smem + ActQuantBytes(k) + kWarps * kStages * kStageBytes + warp * kStages * 8));
+      smem + XBytes(k) + kWarps * kStages * kStageBytes + warp * kStages * 8));
   // Stage t into buffer t % kStages: kRows copies (rows past the warp's end are not copied).
   auto issue = [&](int64_t t) {
     const int64_t g = t / nck;
@@ -423,7 +455,7 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   __syncwarp();
   PdlWait();
   PdlLaunchDependents();
-  StageX(a, k, smem);
+  const int pad = StageX(a, k, smem, kThreads);
   __syncthreads();
 
   float acc[kRows] = {};
@@ -436,7 +468,7 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
     MbarWait(bars + 8 * s, static_cast<uint32_t>((t / kStages) & 1));
     if (sb < a.sbs) {
       // Rows past the warp's end were not copied: their (stale) sums are never written.
-      const typename F::X x = F::Load(xq, xs, k, sb, j);
+      const typename F::X x = F::Load(xq, xs, kx, sb, j, pad);
       F::Rows(wbuf + s * kStageBytes + sub * kSbBytes, j, x, acc);
     }
     // Every lane is done with the stage: refill it with stage t + kStages.
@@ -461,8 +493,7 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   }
   if (ks == 1) return;
   // Split k: each warp's sums of its one row group, then the ks warps' added in warp order.
-  float* red =
-      reinterpret_cast<float*>(smem + ActQuantBytes(k) + kWarps * kStages * (kStageBytes + 8));
+  float* red = reinterpret_cast<float*>(smem + XBytes(k) + kWarps * kStages * (kStageBytes + 8));
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     float v = acc[r];
@@ -520,7 +551,7 @@ __global__ void __launch_bounds__(kSmallWarps * 32, 4)
   for (int c = kw; c < chunks; c += ks) {
     if (c > kw) load(c);
     const int sb = c * kChunk + sub;
-    if (sb < a.sbs) F::Compute(w, j, F::Load(xq, xs, k, sb, j), acc);
+    if (sb < a.sbs) F::Compute(w, j, F::LoadForm(xq, xs, k, sb, j), acc);
   }
   if (ks == 1) {
 #pragma unroll

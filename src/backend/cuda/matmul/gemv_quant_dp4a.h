@@ -27,6 +27,12 @@
 //   stage), 16 DP4As a block, Q4_0's -8 offset from the blocks' activation sums.
 // - A row's partial sums are added across the warp in a fixed butterfly order after its last
 //   chunk (deterministic).
+// - x's layouts: a warp step's 32 lanes read 8 super-blocks' activations at once. The form in
+//   global memory is lane-major (act_quant.cuh: FormOffset), so each of those loads is one
+//   contiguous 512-byte run (4 wavefronts, not 16); the staged kernel's shared copy puts 16 bytes
+//   between super-blocks, so the lanes hit distinct banks (4-way conflicts flat). On the H200:
+//   Q4_K 14336 x 4096 2.68 -> 2.89 TB/s, 4096 x 14336 2.79 -> 3.03, Q8_0 14336 x 4096 3.10 ->
+//   3.33, Q4_0 2.39 -> 2.66, 4096 x 4096 Q4_K 1.91 -> 2.10 (bench/results/gemv-xlayout-ab-*).
 // - Where the op that wrote x also wrote its int8 form (MatmulParams::xq; act_quant.cuh), no CTA
 //   quantizes x: the staged kernel copies the form, and Q4_K / Q5_K (16-byte aligned
 //   super-blocks) matrices of 12 MB or more take a small-CTA form instead: 4 warps a CTA, many
