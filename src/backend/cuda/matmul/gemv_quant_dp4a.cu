@@ -1,8 +1,7 @@
 // gemv_quant_dp4a_cuda (design in gemv_quant_dp4a.h): Q4_0, Q8_0, Q4_K, Q5_K and Q6_K weights
 // times one F16 activation row quantized to two int8 terms, with DP4A. One stage pipeline (the
-// kernel template) for every format; each format's part (Q45K, Q6K, Legacy) reads its blocks from a
-// stage.
-// Formats are handled in units of 256 elements ("super-blocks": 8 blocks of Q4_0 / Q8_0).
+// kernel template) for every format; each format's part (Q45K, Q6KR, Legacy) reads its blocks from
+// a stage. Formats are handled in units of 256 elements ("super-blocks": 8 blocks of Q4_0 / Q8_0).
 #include "backend/cuda/matmul/gemv_quant_dp4a.h"
 
 #include <cuda_fp16.h>
@@ -274,11 +273,11 @@ __device__ __forceinline__ uint2 Load8At2(const uint8_t* p) {
 // (t = 0, 1) or high (t = 2, 3) nibble of ql[64n + 32 (t & 1) + l] plus bits 2t, 2t + 1 of
 // qh[32n + l] as bits 4, 5; its sub-block scale is scales[8n + 2t + l / 16]. Quarter j: n = j / 2,
 // l in [16 (j & 1), + 16) for every t: 64 elements in 4 runs of 16, one sub-block each.
-struct Q6K {
+// kR rows a stage (WithFormat picks 2 or 3).
+template <int kR>
+struct Q6KR {
   static constexpr int kSbBytes = 210;
-  // 2, not 3: 4096 rows then make 256 CTAs (2 an SM) rather than 171, and the 4096 x 14336
-  // matrix takes 24.9 us, not 27.8 (H100, ncu); tg128 of the 8B Q6_K 278 -> 285 tokens/s.
-  static constexpr int kRows = 2;
+  static constexpr int kRows = kR;
   static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
   struct X {
     int4 x1[4], x2[4];  // both terms of the run of t
@@ -643,16 +642,27 @@ Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
   return Status::Ok();
 }
 
+// Q6_K's rows a stage: 3 where the matrix takes two staged CTAs an SM (kOneCtaBelowBytes or more)
+// and rows are shorter than 8192 elements, else 2 (3 rows share the activations' loads and sums
+// over more rows). H200, with the form (bench/results/gemv-q6k-rows-ab-*): 3 rows: 128256 x 4096
+// (the 8B's output) 3.15 -> 3.74 TB/s, 28672 x 4096 2.75 -> 2.95, 14336 x 4096 2.27 -> 2.36,
+// 4096 x 4096 1.60 -> 1.75; 4096 x 14336 at 3 rows (two CTAs then fill an SM's shared memory, and
+// the next kernel cannot start beside them) 2.29 -> 2.03, so it stays at 2, as do matrices under
+// kOneCtaBelowBytes (1024 x 4096: 0.98 -> 0.91 at 3).
+bool Q6KThreeRows(const WeightView& w) {
+  return w.rows * w.row_bytes >= kOneCtaBelowBytes && w.cols < 8192;
+}
+
 // fn(F{}) for the format's part F, or fn(nullptr) where the format has none here.
 template <class Fn>
-auto WithFormat(GgmlType t, Fn&& fn) {
-  switch (t) {
+auto WithFormat(const WeightView& w, Fn&& fn) {
+  switch (w.type) {
     case GgmlType::kQ4_K:
       return fn(Q4K{});
     case GgmlType::kQ5_K:
       return fn(Q5K{});
     case GgmlType::kQ6_K:
-      return fn(Q6K{});
+      return Q6KThreeRows(w) ? fn(Q6KR<3>{}) : fn(Q6KR<2>{});
     case GgmlType::kQ8_0:
       return fn(Q80{});
     case GgmlType::kQ4_0:
@@ -669,7 +679,7 @@ namespace {
 // Whether the kernel takes a matmul of this shape (the pointer checks aside).
 bool TakesShape(const WeightView& w, int64_t m, DType x_type, DType out_type) {
   // The format's super-block bytes and shared memory at this k; 0 where it has no part here.
-  const auto [sb_bytes, smem] = WithFormat(w.type, [&](auto f) -> std::pair<int64_t, int64_t> {
+  const auto [sb_bytes, smem] = WithFormat(w, [&](auto f) -> std::pair<int64_t, int64_t> {
     using F = decltype(f);
     if constexpr (std::is_same_v<F, std::nullptr_t>) {
       return {0, 0};
@@ -720,7 +730,7 @@ Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream) {
   a.out = p.out;
   a.out_f32 = p.out_type == DType::kF32;
   ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
-  return WithFormat(p.w.type, [&](auto f) -> Status {
+  return WithFormat(p.w, [&](auto f) -> Status {
     using F = decltype(f);
     if constexpr (std::is_same_v<F, std::nullptr_t>) {
       return InternalError("gemv_quant_dp4a_cuda: no part for " + std::string(TypeName(p.w.type)));

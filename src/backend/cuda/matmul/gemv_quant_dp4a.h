@@ -5,7 +5,7 @@
 // Design (measured on the H200 against the register-decoding MMA kernel, which is issue- and
 // latency-bound at ~4.4 issued lane instructions a weight and ~35% of its issue slots):
 // - Weights reach shared memory by bulk copies (the TMA unit, bulk_copy.cuh): each warp owns a
-//   run of rows and keeps 2 stages in flight, each 4 (Q4_K), 3 (Q5_K) or 2 (Q6_K) rows x 8
+//   run of rows and keeps 2 stages in flight, each 4 (Q4_K), 3 (Q5_K) or 2-3 (Q6_K) rows x 8
 //   super-blocks (4,608 / 4,224 / 3,360 bytes; Q6_K's 210-byte blocks are read with aligned words
 //   and funnel shifts), issued by one lane with no per-lane requests; the first before the kernel
 //   waits for the one that writes x (pdl.cuh). Streaming alone (no arithmetic) moves 14336 x 4096
