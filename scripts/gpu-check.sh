@@ -23,4 +23,11 @@ DEBIAN_ORACLES=PreTokenizerTest.SplitsLikePythonRegex:UnicodeDataTest.*:ServerMe
 "$BIN/forge_tests" --gtest_filter="${1:-*}:-$DEBIAN_ORACLES" --gtest_output=json:"$OUT/tests.json" >"$OUT/tests.log" 2>&1 || rc=1
 grep -E "^\[  (FAILED|PASSED|SKIPPED) |tests ran" "$OUT/tests.log" | tail -30
 "$BIN/forge" bench --floor --device cuda --json "$OUT/floor.json" 2>&1 | tee "$OUT/floor.txt" || rc=1
+# The counts last, on one line, so that the tail of the output carries them.
+count() {
+  local v
+  v=$(grep -oE "^\[ +$1 +\] [0-9]+ tests?" "$OUT/tests.log" | grep -oE '[0-9]+' | head -1)
+  echo "${v:-0}"
+}
+echo "gpu-check: $(count PASSED) passed, $(count SKIPPED) skipped, $(count FAILED) failed; exit $rc"
 exit $rc
