@@ -7,6 +7,7 @@
 // splits in order (up to 8 query heads per KV head), or the merge kernel here does. The main
 // kernel is in attention_decode_kernel.cuh.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -16,6 +17,7 @@
 #include "backend/cuda/attention/attention_decode_kernel.cuh"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
+#include "backend/cuda/launch.cuh"
 
 namespace forge::cuda {
 namespace {
@@ -137,8 +139,8 @@ Status LaunchKernel(const AttentionParams& p, const decode::SplitArgs& a, int sm
                     cudaStream_t stream) {
   constexpr size_t kSmem = decode::DecodeSmem<D>::kBytes;
   auto* kernel = decode::attention_split_kernel<Tq, T, D, kSplit>;
-  CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(kSmem)));
+  static std::atomic<uint64_t> smem_set{0};
+  CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, static_cast<int>(kSmem), &smem_set));
   const int64_t capacity = int64_t{BlocksPerSm<Tq, T, D, kSplit>()} * sms;
   const int64_t grid = DecodeGrid(p, kSplit, capacity);
   decode::SplitArgs args = a;

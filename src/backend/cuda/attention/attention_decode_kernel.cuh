@@ -120,23 +120,13 @@ struct DecodeItem {
   const int32_t* table = nullptr;  // [max blocks] the sequence's block table
 };
 
-// Sum of v over the block, in every thread (red: kWarps ints of shared memory).
-__device__ __forceinline__ int BlockSum(int v, int* red) {
+// Sum of v over the block, in every thread (red: kWarps values of shared memory).
+template <typename V>
+__device__ __forceinline__ V BlockSum(V v, V* red) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
   __syncthreads();
-  int total = 0;
-#pragma unroll
-  for (int w = 0; w < kWarps; ++w) total += red[w];
-  __syncthreads();
-  return total;
-}
-
-__device__ __forceinline__ long long BlockSum64(long long v, long long* red) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
-  __syncthreads();
-  long long total = 0;
+  V total = 0;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) total += red[w];
   __syncthreads();
@@ -298,7 +288,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   if constexpr (kSplit) {
     long long keys = 0;
     for (int s = threadIdx.x; s < n; s += kThreads) keys += p.seq_lens_k[s];
-    chunk = BatchChunk(BlockSum64(keys, red64), n, p.n_kv_heads, a.capacity);
+    chunk = BatchChunk(BlockSum(keys, red64), n, p.n_kv_heads, a.capacity);
     for (;;) {
       int local = 0;
       for (int s = threadIdx.x; s < n; s += kThreads) {
