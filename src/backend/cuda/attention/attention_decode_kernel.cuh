@@ -117,6 +117,7 @@ struct DecodeItem {
   bool valid = false;
   int s = 0, j = 0, n_split = 1, kvh = 0;
   int k0 = 0, k1 = 0, my_tiles = 0;
+  int newest = 0;                  // the sequence's last key (its query's own, this step's)
   const int32_t* table = nullptr;  // [max blocks] the sequence's block table
 };
 
@@ -271,8 +272,10 @@ __global__ void __launch_bounds__(kThreads, 2)
     MbarInit(qbar, 1);
     FenceBarrierInit();
   }
-  PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
-  PdlLaunchDependents();
+  // Launched as a dependent (pdl.cuh). Before waiting for the kernel before (which writes q and
+  // each sequence's newest K/V row: rope_kv_write), only what the step's metadata (lengths, block
+  // tables: uploaded before its first kernel) and earlier steps wrote is read: the plan, and the
+  // first tiles' K/V rows but each sequence's last. Nothing is written to global memory before it.
   int* plan = reinterpret_cast<int*>(smem + Smem::kPlan);
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int g = lane >> 2, t4 = lane & 3;  // mma fragment row group and column pair
@@ -309,9 +312,6 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     if (threadIdx.x == 0) plan[n] = total;
     __syncthreads();
-    if (blockIdx.x == 0 && !a.fuse) {  // for attention_merge_kernel
-      for (int i = threadIdx.x; i <= n; i += kThreads) a.plan[i] = plan[i];
-    }
   }
 
   const T* k_cache = static_cast<const T*>(p.k_cache);
@@ -341,6 +341,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     const int len = p.seq_lens_k[it.s];
     it.k1 = len;
+    it.newest = len - 1;
     if (it.n_split > 1) {
       const int64_t keys = SplitBlocks(len, bs, chunk) * bs;
       it.k0 = static_cast<int>(it.j * keys);
@@ -363,15 +364,16 @@ __global__ void __launch_bounds__(kThreads, 2)
     BulkCopyG2S(SmemAddr(q_buf), q_rows(it), bytes, qbar);
   };
 
-  // The warp's i-th tile of item it into stage i % kStages; lane r < 16 finds key r's row (int64
-  // element offset: block ids times the block stride pass 2^31).
-  auto issue = [&](const DecodeItem& it, int i) {
+  // Key `key`'s row offset (int64 elements: block ids times the block stride pass 2^31).
+  auto key_row = [&](const DecodeItem& it, int key) {
+    return ((int64_t{it.table[key / bs]} * bs + key % bs) * p.n_kv_heads + it.kvh) * D;
+  };
+  // The warp's i-th tile of item it into stage i % kStages; lane r < 16 finds key r's row. Before
+  // the wait (early): the item's newest key is not copied (FillNewest copies it after).
+  auto issue = [&](const DecodeItem& it, int i, bool early = false) {
     const int key0 = it.k0 + (warp + i * kWarps) * kTileKeys;
     int64_t row = 0;
-    if (lane < kTileKeys && key0 + lane < it.k1) {
-      const int key = key0 + lane;
-      row = ((int64_t{it.table[key / bs]} * bs + key % bs) * p.n_kv_heads + it.kvh) * D;
-    }
+    if (lane < kTileKeys && key0 + lane < it.k1) row = key_row(it, key0 + lane);
     T* ks = stages + (i % kStages) * kStageStride;
     T* vs = ks + kTileKeys * kLd;
 #pragma unroll
@@ -379,23 +381,50 @@ __global__ void __launch_bounds__(kThreads, 2)
       const int r = c / kChunks, part = c % kChunks;
       const int64_t off = __shfl_sync(0xffffffffu, row, r) + part * 8;
       const bool ok = key0 + r < it.k1;
+      if (early && key0 + r == it.newest) continue;
       CpAsync16(SmemAddr(ks + r * kLd + part * 8), ok ? k_cache + off : k_cache, ok);
       CpAsync16(SmemAddr(vs + r * kLd + part * 8), ok ? v_cache + off : v_cache, ok);
     }
   };
   // Tiles 0..kStages-2 of item it, one group each (empty past its tiles): the key loop below
   // finds exactly kStages - 1 groups committed before its tile 0.
-  auto prefetch = [&](const DecodeItem& it) {
+  auto prefetch = [&](const DecodeItem& it, bool early = false) {
 #pragma unroll
     for (int i = 0; i < kStages - 1; ++i) {
-      if (i < it.my_tiles) issue(it, i);
+      if (i < it.my_tiles) issue(it, i, early);
       CpAsyncCommit();
+    }
+  };
+  // After the wait: the newest key's K and V rows into the stage where prefetch(it, true) left
+  // them out, by the warp whose tile holds it (plain loads past L1, shared stores: the key loop's
+  // warp barrier orders them before its reads).
+  auto fill_newest = [&](const DecodeItem& it) {
+    if (!it.valid || it.newest < it.k0 || it.newest >= it.k1) return;
+    const int tile = (it.newest - it.k0) / kTileKeys, i = tile / kWarps;
+    if (tile % kWarps != warp || i >= kStages - 1) return;
+    const int r = it.newest - (it.k0 + tile * kTileKeys);
+    const int64_t row = key_row(it, it.newest);
+    T* ks = stages + (i % kStages) * kStageStride;
+    T* vs = ks + kTileKeys * kLd;
+    for (int c = lane; c < 2 * kChunks; c += 32) {
+      const int part = c % kChunks;
+      const bool v = c >= kChunks;
+      const uint4 x = __ldcg(reinterpret_cast<const uint4*>((v ? v_cache : k_cache) + row) + part);
+      *reinterpret_cast<uint4*>((v ? vs : ks) + r * kLd + part * 8) = x;
     }
   };
 
   DecodeItem cur = item_at(blockIdx.x);
+  prefetch(cur, /*early=*/true);
+  PdlWait();
+  PdlLaunchDependents();
+  if constexpr (kSplit) {
+    if (blockIdx.x == 0 && !a.fuse) {  // for attention_merge_kernel
+      for (int i = threadIdx.x; i <= n; i += kThreads) a.plan[i] = plan[i];
+    }
+  }
+  fill_newest(cur);
   if (q_bulk && threadIdx.x == 0 && cur.valid) issue_q(cur);
-  prefetch(cur);
   uint32_t q_phase = 0;
   for (int64_t item = blockIdx.x; item < n_items; item += gridDim.x) {
     // Q fragments (A operand, rows = the group's heads; rows >= G are zero).
