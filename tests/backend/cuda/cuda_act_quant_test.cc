@@ -3,11 +3,12 @@
 // row, exactly the bytes a host reimplementation of the form computes from the F16 row they wrote
 // (two int8 terms per element, per 32-element block the scale / 254 and the F32 sum in the kernel's
 // order); the GEMV given that form (MatmulParams::xq) gives what the GEMV computing it itself gives
-// (the same products; the small-CTA form of Q4_K / Q5_K sums a row's chunks in another order:
-// within 1e-6), in Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 at k = 4096 and 14336 (and 3328 but Q6_K,
-// whose k must be a multiple of 2048, from add_rmsnorm_cuda); decode attention writes
-// it for its output row (in its own kernels or the separate act_quant_cuda); bad shapes are
-// refused; and the backend offers the form exactly where the GEMV takes one activation row.
+// (the same products; the small-CTA form of Q4_K / Q5_K sums a row's chunks in another order, the
+// warp-staged form of Q8_0 / Q4_0 in the same: within 1e-6), in Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 at
+// k = 4096 and 14336 (and 3328 but Q6_K, whose k must be a multiple of 2048, from
+// add_rmsnorm_cuda); decode attention writes it for its output row (in its own kernels or the
+// separate act_quant_cuda); bad shapes are refused; and the backend offers the form exactly where
+// the GEMV takes one activation row.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -126,8 +127,9 @@ void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf
        {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     if (t == GgmlType::kQ5_K && k >= 8192) continue;  // outside the DP4A GEMV
     if (t == GgmlType::kQ6_K && k % 2048 != 0) continue;
-    // Q4_K / Q5_K: over 12 MB, the small-CTA form (its last CTA part full); else the staged one.
-    const bool big = t == GgmlType::kQ4_K || t == GgmlType::kQ5_K;
+    // Q4_K / Q5_K: over 12 MB, the small-CTA form; Q8_0 / Q4_0: the warp-staged form (the last
+    // CTA part full in both); Q6_K: the staged kernel.
+    const bool big = t != GgmlType::kQ6_K;
     const testing::QuantMatrix q = testing::RandomBlocks(t, big ? 7001 : 1000, k, seed);
     DevBuf w(q.bytes.data(), q.bytes.size());
     SCOPED_TRACE(TypeName(t));
