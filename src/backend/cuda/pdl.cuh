@@ -3,9 +3,9 @@
 // the gap between kernels (launch and ramp-up) is hidden. Every such kernel calls PdlWait() before
 // it reads or writes anything another kernel touches (the GEMV first issues its weight loads,
 // which depend on nothing; decode attention the K/V rows of earlier steps), then
-// PdlLaunchDependents() to let the next one be scheduled: at most two kernels overlap. Kernels launched without the attribute (cuBLAS, the rest) keep the usual
-// stream order; without it, or before sm_90, both instructions do nothing. CUDA graphs record
-// these as programmatic edges.
+// PdlLaunchDependents() to let the next one be scheduled: at most two kernels overlap. Kernels
+// launched without the attribute (cuBLAS, the rest) keep the usual stream order; without it, or
+// before sm_90, both instructions do nothing. CUDA graphs record these as programmatic edges.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -4,8 +4,8 @@
 // (two int8 terms per element, per 32-element block the scale / 254 and the F32 sum in the kernel's
 // order); the GEMV given that form (MatmulParams::xq) gives what the GEMV computing it itself gives
 // (the same products; the small-CTA form of Q4_K / Q5_K sums a row's chunks in another order, the
-// warp-staged form of Q8_0 / Q4_0 in the same: within 1e-6), in Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 at
-// k = 4096 and 14336 (and 3328 but Q6_K, whose k must be a multiple of 2048, from
+// warp-staged form of Q8_0 / Q4_0 / Q6_K in the same: within 1e-6), in Q4_K, Q5_K, Q6_K, Q8_0 and
+// Q4_0 at k = 4096 and 14336 (and 3328 but Q6_K, whose k must be a multiple of 2048, from
 // add_rmsnorm_cuda); decode attention writes it for its output row (in its own kernels or the
 // separate act_quant_cuda); bad shapes are refused; and the backend offers the form exactly where
 // the GEMV takes one activation row.
@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "backend/backend.h"
@@ -127,13 +128,15 @@ void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf
        {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     if (t == GgmlType::kQ5_K && k >= 8192) continue;  // outside the DP4A GEMV
     if (t == GgmlType::kQ6_K && k % 2048 != 0) continue;
-    // Q4_K / Q5_K: over 12 MB, the small-CTA form; Q8_0 / Q4_0: the warp-staged form (the last
-    // CTA part full in both); Q6_K: the staged kernel.
-    const bool big = t != GgmlType::kQ6_K;
-    const testing::QuantMatrix q = testing::RandomBlocks(t, big ? 7001 : 1000, k, seed);
-    DevBuf w(q.bytes.data(), q.bytes.size());
-    SCOPED_TRACE(TypeName(t));
-    ExpectSameGemv(Gemv(q, w, out, out_q.data()), Gemv(q, w, out, nullptr));
+    // 1000 rows: under 12 MB, the staged kernel (Q8_0 at k = 14336, 15 MB, is not); 7001: over 12
+    // MB, Q4_K / Q5_K take the small-CTA form, Q8_0 / Q4_0 / Q6_K the warp-staged one (the last CTA
+    // part full in both).
+    for (int64_t n : {1000, 7001}) {
+      const testing::QuantMatrix q = testing::RandomBlocks(t, n, k, seed);
+      DevBuf w(q.bytes.data(), q.bytes.size());
+      SCOPED_TRACE(std::string(TypeName(t)) + " x " + std::to_string(n));
+      ExpectSameGemv(Gemv(q, w, out, out_q.data()), Gemv(q, w, out, nullptr));
+    }
   }
 }
 

@@ -284,6 +284,22 @@ struct Q6KR {
     int sum[4];         // 254 * sum(x1) + sum(x2) over the run of t (for the -32 offset)
     float s[4];         // scale / 254 of the 32-element block holding the run of t
   };
+  static constexpr bool kWStage = true;  // has the warp-staged form
+  // From the form in global memory (act_quant.cuh: each run of 16 elements is contiguous there).
+  __device__ static X LoadForm(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+    const int e = sb * kSbElems + 128 * (j >> 1) + 16 * (j & 1);
+    X x;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const int o = FormOffset(e + 32 * t, k);
+      x.x1[t] = *reinterpret_cast<const int4*>(xq + o);
+      x.x2[t] = *reinterpret_cast<const int4*>(xq + k + o);
+      const uint4 ones = make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+      x.sum[t] = 254 * Dot16(ones, x.x1[t], 0) + Dot16(ones, x.x2[t], 0);
+      x.s[t] = xs[e / 32 + t].x;
+    }
+    return x;
+  }
   __device__ static X Load(const int8_t* xq, const float2* xs, int kx, int sb, int j, int pad) {
     const int e = sb * kSbElems + 128 * (j >> 1) + 16 * (j & 1);
     const int o = e + pad * sb;
@@ -580,8 +596,9 @@ __global__ void __launch_bounds__(kSmallWarps * 32, 4)
   }
 }
 
-// The warp-staged form for activations already in act_quant.cuh's form (a.xq) and Q8_0 / Q4_0
-// weights (blocks of 34 / 18 bytes: not 16-byte aligned, so not loaded straight into registers):
+// The warp-staged form for activations already in act_quant.cuh's form (a.xq) and Q8_0 / Q4_0 /
+// Q6_K weights (blocks of 34 / 18 / 210 bytes: not 16-byte aligned, so not loaded straight into
+// registers):
 // small CTAs of kWsWarps warps, many in waves, as in the small-CTA form; each warp takes kRows rows
 // and all their chunks, which stream through its own kWsStages stages (bulk copies by lane 0, the
 // first before waiting for the kernel that writes x), and reads x through L1. A row's sum: each
@@ -598,7 +615,8 @@ constexpr int WsSmemBytes() {
   return kWsWarps * kWsStages * (WsStageBytes<F>() + 8);
 }
 template <class F>
-__global__ void __launch_bounds__(kWsWarps * 32, 4) gemv_quant_dp4a_wstage_kernel(const Dp4aArgs a) {
+__global__ void __launch_bounds__(kWsWarps * 32, 4)
+    gemv_quant_dp4a_wstage_kernel(const Dp4aArgs a) {
   constexpr int kRows = F::kRows, kSbBytes = F::kSbBytes, kStride = WsStageBytes<F>();
   extern __shared__ __align__(16) uint8_t smem[];
   const int k = a.sbs * kSbElems;
@@ -609,8 +627,8 @@ __global__ void __launch_bounds__(kWsWarps * 32, 4) gemv_quant_dp4a_wstage_kerne
   const int chunks = nr > 0 ? (a.sbs + kChunk - 1) / kChunk : 0;  // none past the last row
   uint8_t* wbuf = smem + warp * kWsStages * kStride;
   const uint32_t bufs = static_cast<uint32_t>(__cvta_generic_to_shared(wbuf));
-  const uint32_t bars = static_cast<uint32_t>(__cvta_generic_to_shared(
-      smem + kWsWarps * kWsStages * kStride + warp * kWsStages * 8));
+  const uint32_t bars = static_cast<uint32_t>(
+      __cvta_generic_to_shared(smem + kWsWarps * kWsStages * kStride + warp * kWsStages * 8));
   // Chunk c into stage c % kWsStages: nr copies.
   auto issue = [&](int c) {
     const int nsb = min(kChunk, a.sbs - c * kChunk);
@@ -657,9 +675,15 @@ __global__ void __launch_bounds__(kWsWarps * 32, 4) gemv_quant_dp4a_wstage_kerne
   }
 }
 
-// Whether the format has the warp-staged form (Q8_0, Q4_0).
+// Q6_K matrices of this many bytes or more stay on the staged kernel (the 8B's 430 MB output
+// matrix: 3.74 TB/s staged at 3 rows a stage, 3.63 warp-staged).
+constexpr int64_t kQ6WStageBelowBytes = int64_t{256} << 20;
+
+// Whether the format has the warp-staged form (Q8_0, Q4_0, Q6_K).
 template <class F>
-constexpr bool kHasWStage = requires { F::kWStage; };
+constexpr bool kHasWStage = requires {
+  F::kWStage;
+};
 
 // Whether the format has the small-CTA form (its part loads weights from global memory).
 template <class F>
@@ -700,9 +724,12 @@ Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
     }
   }
   if constexpr (kHasWStage<F>) {
-    // H200, tg128 of the 8B: Q8_0 350 -> 370 tokens/s, Q4_0 476 -> 497 against the staged kernel
-    // with the form (bench/results/gemv-wstage-ab-*).
-    if (a.xq != nullptr && a.n * a.row_bytes >= kOneCtaBelowBytes) {
+    // H200, tg128 of the 8B against the staged kernel with the form: Q8_0 350 -> 370 tokens/s,
+    // Q4_0 476 -> 497, Q6_K 347 -> 387, Q4_K_M 463 -> 476 (bench/results/gemv-wstage-ab-*).
+    // Q6_K's 430 MB output matrix stays staged (3.74 TB/s there, 3.63 warp-staged).
+    const int64_t bytes = a.n * a.row_bytes;
+    const bool taken = F::kSbBytes == 210 ? bytes < kQ6WStageBelowBytes : true;
+    if (a.xq != nullptr && bytes >= kOneCtaBelowBytes && taken) {
       auto* kernel = gemv_quant_dp4a_wstage_kernel<F>;
       static std::atomic<uint64_t> smem_set{0};
       CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, WsSmemBytes<F>(), &smem_set));

@@ -40,12 +40,13 @@
 //   and x through L1 (on the H100, tg128 of the 8B Q4_K_M 335 -> 350 tokens/s against the staged
 //   kernel with the form; smaller matrices stay staged at one CTA an SM, which leaves room for
 //   the next kernel to start beside them: 367 -> 376).
-// - Q8_0 / Q4_0 blocks (34 / 18 bytes) are not 16-byte aligned, so they do not load straight into
-//   registers; with the form, matrices of 12 MB or more take a warp-staged form instead: small CTAs
-//   of 4 warps, each warp streaming its rows' chunks through 3 bulk-copy stages of its own in
-//   shared memory and reading x through L1 (no per-CTA copy of x). H200: tg128 of the 8B Q8_0 350
-//   -> 370 tokens/s, Q4_0 476 -> 497; Q8_0 4096 x 4096 2.27 -> 2.78 TB/s, 4096 x 14336 3.02 ->
-//   3.18 (bench/results/gemv-wstage-ab-*).
+// - Q8_0 / Q4_0 / Q6_K blocks (34 / 18 / 210 bytes) are not 16-byte aligned, so they do not load
+//   straight into registers; with the form, matrices of 12 MB or more (Q6_K: below 256 MB) take a
+//   warp-staged form instead: small CTAs of 4 warps, each warp streaming its rows' chunks through 3
+//   bulk-copy stages of its own in shared memory and reading x through L1 (no per-CTA copy of x).
+//   H200, tg128 of the 8B: Q8_0 350 -> 370 tokens/s, Q4_0 476 -> 497, Q6_K 347 -> 387, Q4_K_M 463
+//   -> 476; Q8_0 4096 x 4096 2.27 -> 2.78 TB/s, Q6_K 4096 x 14336 2.30 -> 2.70
+//   (bench/results/gemv-wstage-ab-*).
 #pragma once
 
 #include <cuda_runtime_api.h>
