@@ -128,10 +128,9 @@ void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf
        {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     if (t == GgmlType::kQ5_K && k >= 8192) continue;  // outside the DP4A GEMV
     if (t == GgmlType::kQ6_K && k % 2048 != 0) continue;
-    // 1000 rows: under 12 MB, the staged kernel (Q8_0 at k = 14336, 15 MB, is not); 7001: over 12
-    // MB, Q4_K / Q5_K take the small-CTA form, Q8_0 / Q4_0 / Q6_K the warp-staged one (the last CTA
-    // part full in both).
-    for (int64_t n : {1000, 7001}) {
+    // 100 rows: under 2 MB, the staged kernel; 7001: Q4_K / Q5_K take the small-CTA form, Q8_0 /
+    // Q4_0 / Q6_K the warp-staged one (the last CTA part full in both).
+    for (int64_t n : {100, 7001}) {
       const testing::QuantMatrix q = testing::RandomBlocks(t, n, k, seed);
       DevBuf w(q.bytes.data(), q.bytes.size());
       SCOPED_TRACE(std::string(TypeName(t)) + " x " + std::to_string(n));

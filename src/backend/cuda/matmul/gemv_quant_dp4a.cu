@@ -698,16 +698,22 @@ constexpr bool kHasSmall = requires {
 // 28672 x 4096 lost 10% and tg128 fell from 323 to 308 tokens/s.
 constexpr int64_t kOneCtaBelowBytes = int64_t{12} << 20;
 
+// With the activations' form, matrices of this many bytes or more take the small-CTA form (Q4_K,
+// Q5_K) or the warp-staged one (Q8_0, Q4_0, Q6_K); smaller ones, and any without the form, the
+// staged kernel. H200, tg128 of the 8B Q4_K_M (bench/results/gemv-small-min-h200-*-s17.txt): from
+// 12 MB 477.5 / 476.9 tokens/s, from 8 MB (attn_q and attn_output small, the 1024-row attn_k and
+// attn_v staged) 473.4 / 469.1, from 2 MB (every matrix of the 8B) 481.8 / 480.7; Q8_0 (every
+// matrix over 12 MB) unchanged. On the H100, before the form was lane-major, the small-CTA form for
+// every matrix was the slower (s13: 367 against 376).
+constexpr int64_t kFormSmallFromBytes = int64_t{2} << 20;
+
 // Rows per warp (a multiple of F::kRows): the fewest that keep every CTA resident at once (one
 // wave), so each CTA quantizes the activations once for as many rows as possible; for narrow
 // matrices split k instead (a.ks).
 template <class F>
 Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
   if constexpr (kHasSmall<F>) {
-    // Matrices under kOneCtaBelowBytes stay on the staged kernel (one CTA an SM), which leaves
-    // room beside it for the next kernel to start: with the small-CTA form for every matrix,
-    // tg128 of the 8B Q4_K_M was 367 tokens/s against 376 (H100, s13).
-    if (a.xq != nullptr && a.n * a.row_bytes >= kOneCtaBelowBytes) {
+    if (a.xq != nullptr && a.n * a.row_bytes >= kFormSmallFromBytes) {
       // Two warps split each row group's chunks where rows are long (k >= 8192) or the matrix is
       // 32 MB or more (H100, forge bench --gemv with the form: Q4_K 4096 x 14336 2.07 -> 2.32
       // TB/s, 28672 x 4096 2.56 -> 2.59, 14336 x 4096 2.27 -> 2.31; 6144 x 4096 lost 5%, 4 warps
@@ -729,7 +735,7 @@ Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
     // Q6_K's 430 MB output matrix stays staged (3.74 TB/s there, 3.63 warp-staged).
     const int64_t bytes = a.n * a.row_bytes;
     const bool taken = F::kSbBytes == 210 ? bytes < kQ6WStageBelowBytes : true;
-    if (a.xq != nullptr && bytes >= kOneCtaBelowBytes && taken) {
+    if (a.xq != nullptr && bytes >= kFormSmallFromBytes && taken) {
       auto* kernel = gemv_quant_dp4a_wstage_kernel<F>;
       static std::atomic<uint64_t> smem_set{0};
       CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, WsSmemBytes<F>(), &smem_set));

@@ -35,13 +35,14 @@
 //   3.33, Q4_0 2.39 -> 2.66, 4096 x 4096 Q4_K 1.91 -> 2.10 (bench/results/gemv-xlayout-ab-*).
 // - Where the op that wrote x also wrote its int8 form (MatmulParams::xq; act_quant.cuh), no CTA
 //   quantizes x: the staged kernel copies the form, and Q4_K / Q5_K (16-byte aligned
-//   super-blocks) matrices of 12 MB or more take a small-CTA form instead: 4 warps a CTA, many
+//   super-blocks) matrices of 2 MB or more take a small-CTA form instead: 4 warps a CTA, many
 //   CTAs in waves, each lane loading its weight bytes from global memory straight into registers
 //   and x through L1 (on the H100, tg128 of the 8B Q4_K_M 335 -> 350 tokens/s against the staged
-//   kernel with the form; smaller matrices stay staged at one CTA an SM, which leaves room for
-//   the next kernel to start beside them: 367 -> 376).
+//   kernel with the form). Smaller matrices stay staged (one CTA an SM under 12 MB). The bound
+//   was 12 MB (H100, s13: 367 -> 376 against every matrix small); on the H200 with the
+//   lane-major form, 2 MB (every matrix of the 8B) measured +0.9% over 12 MB.
 // - Q8_0 / Q4_0 / Q6_K blocks (34 / 18 / 210 bytes) are not 16-byte aligned, so they do not load
-//   straight into registers; with the form, matrices of 12 MB or more (Q6_K: below 256 MB) take a
+//   straight into registers; with the form, matrices of 2 MB or more (Q6_K: below 256 MB) take a
 //   warp-staged form instead: small CTAs of 4 warps, each warp streaming its rows' chunks through 3
 //   bulk-copy stages of its own in shared memory and reading x through L1 (no per-CTA copy of x).
 //   H200, tg128 of the 8B: Q8_0 350 -> 370 tokens/s, Q4_0 476 -> 497, Q6_K 347 -> 387, Q4_K_M 463
