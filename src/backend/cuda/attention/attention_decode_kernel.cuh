@@ -369,7 +369,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     return ((int64_t{it.table[key / bs]} * bs + key % bs) * p.n_kv_heads + it.kvh) * D;
   };
   // The warp's i-th tile of item it into stage i % kStages; lane r < 16 finds key r's row. Before
-  // the wait (early): the item's newest key is not copied (FillNewest copies it after).
+  // the wait (early): the item's newest key is not copied (fill_newest copies it after).
   auto issue = [&](const DecodeItem& it, int i, bool early = false) {
     const int key0 = it.k0 + (warp + i * kWarps) * kTileKeys;
     int64_t row = 0;

@@ -596,13 +596,12 @@ __global__ void __launch_bounds__(kSmallWarps * 32, 4)
   }
 }
 
-// The warp-staged form for activations already in act_quant.cuh's form (a.xq) and Q8_0 / Q4_0 /
+// The warp-staged form, for activations already in act_quant.cuh's form (a.xq) and Q8_0 / Q4_0 /
 // Q6_K weights (blocks of 34 / 18 / 210 bytes: not 16-byte aligned, so not loaded straight into
-// registers):
-// small CTAs of kWsWarps warps, many in waves, as in the small-CTA form; each warp takes kRows rows
-// and all their chunks, which stream through its own kWsStages stages (bulk copies by lane 0, the
-// first before waiting for the kernel that writes x), and reads x through L1. A row's sum: each
-// lane's chunks in order, then the fixed butterfly (the staged kernel's order).
+// registers): small CTAs of kWsWarps warps, many in waves, as in the small-CTA form; each warp
+// takes kRows rows and all their chunks, which stream through its own kWsStages stages (bulk
+// copies by lane 0, the first before waiting for the kernel that writes x), and reads x through
+// L1. A row's sum: each lane's chunks in order, then the fixed butterfly (the staged kernel's).
 constexpr int kWsWarps = 4;
 constexpr int kWsStages = 3;
 // A stage's stride: Load16At2 reads up to 4 bytes past the last block of a stage.
