@@ -1,0 +1,332 @@
+// The formats' parts of the one-row DP4A GEMV (gemv_quant_dp4a.cu, design in gemv_quant_dp4a.h):
+// for Q4_K / Q5_K (Q45K), Q6_K (Q6KR) and Q8_0 / Q4_0 (Legacy), the bytes of a super-block, the
+// rows a warp reads per stage, the lane's activations from shared memory (Load) or from the form
+// in global memory (LoadForm), and a stage's rows dotted with them (Rows). Included by
+// gemv_quant_dp4a.cu only.
+#pragma once
+
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "backend/cuda/matmul/act_quant.cuh"
+
+namespace forge::cuda::dp4a {
+
+constexpr int kSbElems = 256;
+constexpr int kChunk = 8;  // super-blocks of each row per stage: one warp step
+constexpr uint32_t kLowNibbles = 0x0F0F0F0Fu;
+
+// Sum over 4 words of dp4a(w_i, x_i).
+__device__ __forceinline__ int Dot16(const uint4& w, const int4& x, int acc) {
+  acc = __dp4a(static_cast<int>(w.x), x.x, acc);
+  acc = __dp4a(static_cast<int>(w.y), x.y, acc);
+  acc = __dp4a(static_cast<int>(w.z), x.z, acc);
+  return __dp4a(static_cast<int>(w.w), x.w, acc);
+}
+
+__device__ __forceinline__ uint4 Nibbles(const uint4& q, int shift) {
+  return make_uint4((q.x >> shift) & kLowNibbles, (q.y >> shift) & kLowNibbles,
+                    (q.z >> shift) & kLowNibbles, (q.w >> shift) & kLowNibbles);
+}
+
+// A format's part of the kernel: its super-block bytes, the rows a warp reads per stage (sharing
+// the activations' registers), the lane's activations for super-block sb (X, Load), and the
+// stage's rows dotted with them (Rows: b is the lane's super-block in the stage's first row,
+// rows kChunk super-blocks apart). Lane (s, j): s = lane / 4 the super-block of the warp step,
+// j = lane % 4 its quarter.
+
+// A lane's 64 consecutive activations e = 256 sb + 64 j + [0, 64), both terms, and the (scale /
+// 254, sum) of their two 32-element blocks; with kSums also 254 sum(x1) + sum(x2) per block.
+struct X64 {
+  int4 x1[4], x2[4];
+  float4 s;
+  int sum[2];
+};
+
+template <bool kSums, bool kForm = false>
+__device__ __forceinline__ X64 LoadX64(const int8_t* xq, const float2* xs, int kx, int sb, int j,
+                                       int pad) {
+  const int e = sb * kSbElems + 64 * j;  // the lane's first element
+  // Its byte in each term and the step between its 16-byte pieces: in shared memory, flat with
+  // `pad` bytes after each super-block; in the form (kForm: global memory, kx = k), lane-major.
+  int o = sb * (kSbElems + pad) + 64 * j, step = 16;
+  if constexpr (kForm) {
+    o = (sb >> 3) * 2048 + 16 * (4 * (sb & 7) + j);
+    step = 64 * min(8, kx / kSbElems - (sb & ~7));
+  }
+  X64 x;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    x.x1[i] = *reinterpret_cast<const int4*>(xq + o + step * i);
+    x.x2[i] = *reinterpret_cast<const int4*>(xq + kx + o + step * i);
+  }
+  x.s = *reinterpret_cast<const float4*>(xs + e / 32);
+  if constexpr (kSums) {
+    const uint4 ones = make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+#pragma unroll
+    for (int b = 0; b < 2; ++b) {
+      x.sum[b] = 254 * Dot16(ones, x.x1[2 * b + 1], Dot16(ones, x.x1[2 * b], 0)) +
+                 Dot16(ones, x.x2[2 * b + 1], Dot16(ones, x.x2[2 * b], 0));
+    }
+  }
+  return x;
+}
+
+// Q4_K (144 bytes): header d, dmin (F16), scales[12] (8 six-bit scales and mins), then qs[128].
+// Element 64j + l (j < 4, l < 32) is the low nibble of qs[32j + l] (sub-block 2j), element 64j +
+// 32 + l its high nibble (sub-block 2j + 1). Q5_K (176 bytes) has qh[32] between the header and
+// qs: bit 2j of qh[l] is element 64j + l's fifth bit, bit 2j + 1 element 64j + 32 + l's. Quarter
+// j: qs bytes [32j, 32j + 32) (and all of qh), all 64 elements of sub-blocks 2j and 2j + 1.
+template <bool kFive>
+struct Q45K {
+  static constexpr int kSbBytes = kFive ? 176 : 144;
+  static constexpr int kQs = kFive ? 48 : 16;  // offset of qs
+  static constexpr int kRows = kFive ? 3 : 4;
+  static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
+  using X = X64;
+  __device__ static X Load(const int8_t* xq, const float2* xs, int kx, int sb, int j, int pad) {
+    return LoadX64<false>(xq, xs, kx, sb, j, pad);
+  }
+  // From the form in global memory (act_quant.cuh's lane-major layout).
+  __device__ static X LoadForm(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+    return LoadX64<false, true>(xq, xs, k, sb, j, 0);
+  }
+  // Bit `bit` of each byte of w moved to bit 4 (0x10 of each byte).
+  __device__ static uint32_t FifthBits(uint32_t w, int bit) {
+    return (bit <= 4 ? w << (4 - bit) : w >> (bit - 4)) & 0x10101010u;
+  }
+  __device__ static uint4 WithFifth(const uint4& v, const uint4& qh, int bit) {
+    return make_uint4(v.x | FifthBits(qh.x, bit), v.y | FifthBits(qh.y, bit),
+                      v.z | FifthBits(qh.z, bit), v.w | FifthBits(qh.w, bit));
+  }
+  // The lane's weight bytes of kRows rows, row_stride apart from b (a stage in shared memory, or
+  // the matrix in global memory where kGlobal: streamed past L1).
+  struct W {
+    uint4 h[kRows], q0[kRows], q1[kRows], qh0[kRows], qh1[kRows];
+  };
+  template <bool kGlobal>
+  __device__ static uint4 Ld(const uint8_t* p) {
+    if constexpr (kGlobal) {
+      return __ldcs(reinterpret_cast<const uint4*>(p));
+    } else {
+      return *reinterpret_cast<const uint4*>(p);
+    }
+  }
+  template <bool kGlobal>
+  __device__ static void LoadW(const uint8_t* b, int64_t row_stride, int rows, int j, W& w) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      // Rows past `rows` read the last one again (their sums are never written).
+      const uint8_t* br = b + (r < rows ? r : rows - 1) * row_stride;
+      w.h[r] = Ld<kGlobal>(br);
+      w.q0[r] = Ld<kGlobal>(br + kQs + 32 * j);
+      w.q1[r] = Ld<kGlobal>(br + kQs + 16 + 32 * j);
+      if constexpr (kFive) {
+        w.qh0[r] = Ld<kGlobal>(br + 16);
+        w.qh1[r] = Ld<kGlobal>(br + 32);
+      }
+    }
+  }
+  __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
+    // The rows are independent: loaded together, their DP4A chains interleave.
+    W w;
+    LoadW<false>(b, kChunk * kSbBytes, kRows, j, w);
+    Compute(w, j, x, acc);
+  }
+  __device__ static void Compute(const W& w, int j, const X& x, float (&acc)[kRows]) {
+    // Byte selectors of sub-blocks 2j and 2j + 1 in the packed scales.
+    const bool upper = j >= 2;
+    const uint32_t sel_lo = 0x4440u | (2 * (j & 1)), sel_hi = sel_lo + 1;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const uint4& hr = w.h[r];
+      const uint32_t sc4 =
+          upper ? (hr.w & kLowNibbles) | ((hr.y >> 2) & 0x30303030u) : hr.y & 0x3F3F3F3Fu;
+      const uint32_t mn4 =
+          upper ? ((hr.w >> 4) & kLowNibbles) | ((hr.z >> 2) & 0x30303030u) : hr.z & 0x3F3F3F3Fu;
+      uint4 l0 = Nibbles(w.q0[r], 0), l1 = Nibbles(w.q1[r], 0);
+      uint4 h0 = Nibbles(w.q0[r], 4), h1 = Nibbles(w.q1[r], 4);
+      if constexpr (kFive) {
+        l0 = WithFifth(l0, w.qh0[r], 2 * j);
+        l1 = WithFifth(l1, w.qh1[r], 2 * j);
+        h0 = WithFifth(h0, w.qh0[r], 2 * j + 1);
+        h1 = WithFifth(h1, w.qh1[r], 2 * j + 1);
+      }
+      const int lo1 = Dot16(l0, x.x1[0], 0) + Dot16(l1, x.x1[1], 0);
+      const int lo2 = Dot16(l0, x.x2[0], 0) + Dot16(l1, x.x2[1], 0);
+      const int hi1 = Dot16(h0, x.x1[2], 0) + Dot16(h1, x.x1[3], 0);
+      const int hi2 = Dot16(h0, x.x2[2], 0) + Dot16(h1, x.x2[3], 0);
+      // |254 lo1 + lo2| <= 255 * 32 * 31 * 127: exact in int32; times a 6-bit scale < 2^31.
+      const int il = (254 * lo1 + lo2) * static_cast<int>(__byte_perm(sc4, 0, sel_lo));
+      const int ih = (254 * hi1 + hi2) * static_cast<int>(__byte_perm(sc4, 0, sel_hi));
+      const float tq =
+          __fmaf_rn(static_cast<float>(il), x.s.x, __fmul_rn(static_cast<float>(ih), x.s.z));
+      const float tm = __fmaf_rn(static_cast<float>(__byte_perm(mn4, 0, sel_lo)), x.s.y,
+                                 __fmul_rn(static_cast<float>(__byte_perm(mn4, 0, sel_hi)), x.s.w));
+      const float2 dm = __half22float2(*reinterpret_cast<const __half2*>(&hr.x));
+      acc[r] = __fmaf_rn(-dm.y, tm, __fmaf_rn(dm.x, tq, acc[r]));
+    }
+  }
+};
+using Q4K = Q45K<false>;
+using Q5K = Q45K<true>;
+
+// 16 bytes at a 2-byte-aligned shared address: five aligned words, funnel-shifted.
+__device__ __forceinline__ uint4 Load16At2(const uint8_t* p) {
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~3ull);
+  const uint32_t sh = (reinterpret_cast<uintptr_t>(p) & 2) * 8;
+  const uint32_t w0 = w[0], w1 = w[1], w2 = w[2], w3 = w[3], w4 = w[4];
+  return make_uint4(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh),
+                    __funnelshift_r(w2, w3, sh), __funnelshift_r(w3, w4, sh));
+}
+
+// 8 bytes at a 2-byte-aligned shared address: three aligned words, funnel-shifted.
+__device__ __forceinline__ uint2 Load8At2(const uint8_t* p) {
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~3ull);
+  const uint32_t sh = (reinterpret_cast<uintptr_t>(p) & 2) * 8;
+  const uint32_t w0 = w[0], w1 = w[1], w2 = w[2];
+  return make_uint2(__funnelshift_r(w0, w1, sh), __funnelshift_r(w1, w2, sh));
+}
+
+// Q6_K (210 bytes, so 2-byte aligned in the stage): ql[128], qh[64], scales[16] (int8), d (F16).
+// In half n (128 elements), element 128n + 32t + l (t < 4, l < 32) is q - 32 with q the low
+// (t = 0, 1) or high (t = 2, 3) nibble of ql[64n + 32 (t & 1) + l] plus bits 2t, 2t + 1 of
+// qh[32n + l] as bits 4, 5; its sub-block scale is scales[8n + 2t + l / 16]. Quarter j: n = j / 2,
+// l in [16 (j & 1), + 16) for every t: 64 elements in 4 runs of 16, one sub-block each.
+// kR rows a stage (WithFormat picks 2 or 3).
+template <int kR>
+struct Q6KR {
+  static constexpr int kSbBytes = 210;
+  static constexpr int kRows = kR;
+  static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
+  struct X {
+    int4 x1[4], x2[4];  // both terms of the run of t
+    int sum[4];         // 254 * sum(x1) + sum(x2) over the run of t (for the -32 offset)
+    float s[4];         // scale / 254 of the 32-element block holding the run of t
+  };
+  // The lane's runs t < 4 (elements e + 32 t + [0, 16), e its first) with run t of each term at
+  // byte off(t) (term 2 at kx).
+  template <class Off>
+  __device__ static X Runs(const int8_t* xq, const float2* xs, int kx, int e, Off off) {
+    X x;
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      const int o = off(t);
+      x.x1[t] = *reinterpret_cast<const int4*>(xq + o);
+      x.x2[t] = *reinterpret_cast<const int4*>(xq + kx + o);
+      const uint4 ones = make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+      x.sum[t] = 254 * Dot16(ones, x.x1[t], 0) + Dot16(ones, x.x2[t], 0);
+      x.s[t] = xs[e / 32 + t].x;
+    }
+    return x;
+  }
+  __device__ static X Load(const int8_t* xq, const float2* xs, int kx, int sb, int j, int pad) {
+    const int e = sb * kSbElems + 128 * (j >> 1) + 16 * (j & 1);
+    return Runs(xq, xs, kx, e, [&](int t) { return e + pad * sb + 32 * t; });
+  }
+  // From the form in global memory (act_quant.cuh: each run of 16 elements is contiguous there).
+  __device__ static X LoadForm(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+    const int e = sb * kSbElems + 128 * (j >> 1) + 16 * (j & 1);
+    return Runs(xq, xs, k, e, [&](int t) { return FormOffset(e + 32 * t, k); });
+  }
+  __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
+    const int n = j >> 1, hl = j & 1;
+    uint4 a[kRows], bq[kRows], c[kRows];
+    uint32_t sc[kRows];
+    float d[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const uint8_t* br = b + r * kChunk * kSbBytes;
+      a[r] = Load16At2(br + 64 * n + 16 * hl);
+      bq[r] = Load16At2(br + 64 * n + 32 + 16 * hl);
+      c[r] = Load16At2(br + 128 + 32 * n + 16 * hl);
+      // scales[8n + hl + 2t], t = 0..3: bytes hl, hl + 2, hl + 4, hl + 6 of scales[8n ..].
+      const uint2 s8 = Load8At2(br + 192 + 8 * n);
+      sc[r] = __byte_perm(s8.x, s8.y, 0x6420 + 0x1111 * hl);
+      d[r] = __half2float(*reinterpret_cast<const __half*>(br + 208));
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      uint4 v[4];  // the 6-bit values of run t, as bytes
+      v[0] = make_uint4((a[r].x & kLowNibbles) | ((c[r].x << 4) & 0x30303030u),
+                        (a[r].y & kLowNibbles) | ((c[r].y << 4) & 0x30303030u),
+                        (a[r].z & kLowNibbles) | ((c[r].z << 4) & 0x30303030u),
+                        (a[r].w & kLowNibbles) | ((c[r].w << 4) & 0x30303030u));
+      v[1] = make_uint4((bq[r].x & kLowNibbles) | ((c[r].x << 2) & 0x30303030u),
+                        (bq[r].y & kLowNibbles) | ((c[r].y << 2) & 0x30303030u),
+                        (bq[r].z & kLowNibbles) | ((c[r].z << 2) & 0x30303030u),
+                        (bq[r].w & kLowNibbles) | ((c[r].w << 2) & 0x30303030u));
+      v[2] = make_uint4(((a[r].x >> 4) & kLowNibbles) | (c[r].x & 0x30303030u),
+                        ((a[r].y >> 4) & kLowNibbles) | (c[r].y & 0x30303030u),
+                        ((a[r].z >> 4) & kLowNibbles) | (c[r].z & 0x30303030u),
+                        ((a[r].w >> 4) & kLowNibbles) | (c[r].w & 0x30303030u));
+      v[3] = make_uint4(((bq[r].x >> 4) & kLowNibbles) | ((c[r].x >> 2) & 0x30303030u),
+                        ((bq[r].y >> 4) & kLowNibbles) | ((c[r].y >> 2) & 0x30303030u),
+                        ((bq[r].z >> 4) & kLowNibbles) | ((c[r].z >> 2) & 0x30303030u),
+                        ((bq[r].w >> 4) & kLowNibbles) | ((c[r].w >> 2) & 0x30303030u));
+      float t_sum = 0.0f;
+#pragma unroll
+      for (int t = 0; t < 4; ++t) {
+        // sum((q - 32) (254 x1 + x2)): |.| <= 16 * 32 * 255 * 127 < 2^24, exact as F32.
+        const int i = 254 * Dot16(v[t], x.x1[t], 0) + Dot16(v[t], x.x2[t], 0) - 32 * x.sum[t];
+        const float scale = static_cast<float>(static_cast<int8_t>(sc[r] >> (8 * t)));
+        t_sum = __fmaf_rn(__fmul_rn(static_cast<float>(i), scale), x.s[t], t_sum);
+      }
+      acc[r] = __fmaf_rn(d[r], t_sum, acc[r]);
+    }
+  }
+};
+
+// Q8_0 (34 bytes: d (F16), qs[32] int8) and Q4_0 (18 bytes: d, qs[16]; element l < 16 the low
+// nibble of qs[l] - 8, element 16 + l its high nibble - 8) in groups of 8 blocks (256 elements,
+// 272 / 144 bytes). Quarter j: blocks 2j and 2j + 1 (2-byte aligned in the stage).
+template <bool kQ8>
+struct Legacy {
+  static constexpr int kBlockBytes = kQ8 ? 34 : 18;
+  static constexpr int kSbBytes = 8 * kBlockBytes;
+  static constexpr int kRows = kQ8 ? 2 : 4;
+  static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
+  using X = X64;
+  __device__ static X Load(const int8_t* xq, const float2* xs, int kx, int sb, int j, int pad) {
+    return LoadX64<!kQ8>(xq, xs, kx, sb, j, pad);
+  }
+  // From the form in global memory (act_quant.cuh's lane-major layout).
+  __device__ static X LoadForm(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+    return LoadX64<!kQ8, true>(xq, xs, k, sb, j, 0);
+  }
+  __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
+    uint4 q[kRows][2][kQ8 ? 2 : 1];
+    float d[kRows][2];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const uint8_t* blk = b + r * kChunk * kSbBytes + (2 * j + h) * kBlockBytes;
+        d[r][h] = __half2float(*reinterpret_cast<const __half*>(blk));
+        q[r][h][0] = Load16At2(blk + 2);
+        if constexpr (kQ8) q[r][h][kQ8 ? 1 : 0] = Load16At2(blk + 18);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      float t = 0.0f;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        // Block h's 32 values against activations x[2h], x[2h + 1] (16 each).
+        const uint4 v0 = kQ8 ? q[r][h][0] : Nibbles(q[r][h][0], 0);
+        const uint4 v1 = kQ8 ? q[r][h][kQ8 ? 1 : 0] : Nibbles(q[r][h][0], 4);
+        int i = 254 * (Dot16(v0, x.x1[2 * h], 0) + Dot16(v1, x.x1[2 * h + 1], 0)) +
+                Dot16(v0, x.x2[2 * h], 0) + Dot16(v1, x.x2[2 * h + 1], 0);
+        if constexpr (!kQ8) i -= 8 * x.sum[h];
+        // |i| <= 32 * 255 * 127 * 128 < 2^31; as F32 within 2^-24 of itself.
+        t = __fmaf_rn(__fmul_rn(d[r][h], static_cast<float>(i)), h == 0 ? x.s.x : x.s.z, t);
+      }
+      acc[r] = __fadd_rn(acc[r], t);
+    }
+  }
+};
+using Q80 = Legacy<true>;
+using Q40 = Legacy<false>;
+
+}  // namespace forge::cuda::dp4a
