@@ -128,7 +128,8 @@ Status Model::EnsureWorkspace(Rank& r, int64_t n_tokens, int64_t n_out) {
     };
     int64_t xn_q = 0, attn_q = 0, act_q = 0;
     for (const LayerWeights& w : r.weights.layers) {
-      for (const WeightView* v : {&w.wqkv, &w.wq, &w.wk, &w.wv, &w.w_gate_up, &w.w_gate, &w.w_up}) {
+      for (const WeightView* v :
+           {&w.wqkv, &w.wqk, &w.wq, &w.wk, &w.wv, &w.w_gate_up, &w.w_gate, &w.w_up}) {
         xn_q = std::max(xn_q, form_bytes(*v));
       }
       attn_q = std::max(attn_q, form_bytes(w.wo));

@@ -92,23 +92,30 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
           be.RmsNorm({x, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a}));
     } else {  // the previous layer's FFN output joins the residual here
       AddRmsNormParams an{x, delta, w.attn_norm.data, xn, T, c.n_embd, c.rms_eps, DType::kF32, a};
-      if (any_takes_q({&w.wqkv, &w.wq, &w.wk, &w.wv}, r.xn_q)) an.out_q = r.xn_q->data();
+      if (any_takes_q({&w.wqkv, &w.wqk, &w.wq, &w.wk, &w.wv}, r.xn_q)) {
+        an.out_q = r.xn_q->data();
+      }
       RETURN_IF_ERROR(be.AddRmsNorm(an));
     }
     // Layers after the first: xn_q holds this xn's form where the AddRmsNorm above wrote it (the
     // matmuls below take it under the same condition, takes_q).
     const std::unique_ptr<BackendBuffer>* xn_q = l > 0 ? &r.xn_q : nullptr;
     // q, k and v stay F32 through bias, q/k norm and RoPE: K and V are rounded once, into the
-    // cache, and q not at all. Stacked weights: one matmul, rows [T, q | k | v]; else three
-    // matmuls into [T, q], [T, k], [T, v].
+    // cache, and q not at all. Stacked weights: one matmul, rows [T, q | k | v]; q/k stacked (v in
+    // another format): rows [T, q | k] then [T, v]; else three matmuls into [T, q], [T, k], [T, v].
     const bool fused_qkv = w.wqkv.data != nullptr;
+    const bool fused_qk = !fused_qkv && w.wqk.data != nullptr;
     float* q = r.qkv->f32();
-    float* k = fused_qkv ? q + c.q_dim() : q + T * c.q_dim();
-    float* v = fused_qkv ? k + c.kv_dim() : k + T * c.kv_dim();
-    const int64_t q_stride = fused_qkv ? qkv_dim : c.q_dim();
-    const int64_t kv_stride = fused_qkv ? qkv_dim : c.kv_dim();
+    const int64_t q_stride = fused_qkv ? qkv_dim : (fused_qk ? c.q_dim() + c.kv_dim() : c.q_dim());
+    const int64_t k_stride = fused_qkv || fused_qk ? q_stride : c.kv_dim();
+    const int64_t v_stride = fused_qkv ? qkv_dim : c.kv_dim();
+    float* k = fused_qkv || fused_qk ? q + c.q_dim() : q + T * c.q_dim();
+    float* v = fused_qkv ? k + c.kv_dim() : (fused_qk ? q + T * q_stride : k + T * c.kv_dim());
     if (fused_qkv) {
       RETURN_IF_ERROR(matmul(xn, w.wqkv, w.bqkv.data, q, DType::kF32, xn_q));
+    } else if (fused_qk) {
+      RETURN_IF_ERROR(matmul(xn, w.wqk, w.bqk.data, q, DType::kF32, xn_q));
+      RETURN_IF_ERROR(matmul(xn, w.wv, w.bv.data, v, DType::kF32, xn_q));
     } else {
       RETURN_IF_ERROR(matmul(xn, w.wq, w.bq.data, q, DType::kF32, xn_q));
       RETURN_IF_ERROR(matmul(xn, w.wk, w.bk.data, k, DType::kF32, xn_q));
@@ -133,8 +140,8 @@ Status Model::RunLayers(Rank& r, const StepMeta& s, KvCache& cache) {
     rkv.k = rkv.q;
     rkv.k.x = k;
     rkv.k.n_heads = c.n_head_kv;
-    rkv.k.token_stride = kv_stride;
-    rkv.kv = {k,           v,          kv_stride, kv_stride,        s.slots,          T,
+    rkv.k.token_stride = k_stride;
+    rkv.kv = {k,           v,          k_stride,  v_stride,         s.slots,          T,
               c.n_head_kv, c.head_dim, num_slots, cache.k(l, rank), cache.v(l, rank), a,
               DType::kF32};
     RETURN_IF_ERROR(be.RopeKvWrite(rkv));

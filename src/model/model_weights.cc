@@ -127,8 +127,8 @@ int64_t WeightMatrixBytes(const ModelWeights& w, bool with_token_embd) {
   if (with_token_embd) add(w.token_embd);
   add(w.output);
   for (const LayerWeights& l : w.layers) {
-    for (const WeightView* v :
-         {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv, &l.w_gate_up}) {
+    for (const WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv,
+                                &l.w_gate_up, &l.wqk}) {
       add(*v);
     }
   }
@@ -253,6 +253,22 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
         o.bk = {p + l.bq.size, l.bk.size};
         o.bv = {p + l.bq.size + l.bk.size, l.bv.size};
       }
+    } else if (stack && !l.q_norm.data && l.wq.type == l.wk.type &&
+               (l.bq.data != nullptr) == (l.bk.data != nullptr)) {
+      // v in another format: q and k still one matmul, v its own.
+      ASSIGN_OR_RETURN(o.wqk, stacked({l.wq, l.wk}));
+      o.wq = o.wqk.Rows(0, l.wq.rows);
+      o.wk = o.wqk.Rows(l.wq.rows, l.wk.rows);
+      if (l.bq.data != nullptr) {
+        std::vector<float> b(l.bq.data, l.bq.data + l.bq.size);
+        b.insert(b.end(), l.bk.data, l.bk.data + l.bk.size);
+        ASSIGN_OR_RETURN(const float* p, backend.PrepareVector(b.data(), b.size()));
+        o.bqk = {p, static_cast<int64_t>(b.size())};
+        o.bq = {p, l.bq.size};
+        o.bk = {p + l.bq.size, l.bk.size};
+      }
+      ASSIGN_OR_RETURN(o.wv, weight(l.wv));
+      ASSIGN_OR_RETURN(o.bv, vec(l.bv));
     } else {
       ASSIGN_OR_RETURN(o.wq, weight(l.wq));
       ASSIGN_OR_RETURN(o.wk, weight(l.wk));

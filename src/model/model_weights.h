@@ -27,9 +27,11 @@ struct LayerWeights {
   VectorView ffn_norm;              // [n_embd]
   WeightView w_gate, w_up, w_down;  // [n_ff, n_embd] x2, [n_embd, n_ff]
   // On a backend that stacks weights: q/k/v as one [q_dim + 2 kv_dim, n_embd] tensor (biases
-  // likewise) and gate/up as one [2 n_ff, n_embd]; wq..w_up are then row views of them.
-  WeightView wqkv, w_gate_up;
-  VectorView bqkv;
+  // likewise) and gate/up as one [2 n_ff, n_embd]; wq..w_up are then row views of them. Where v's
+  // format differs from q's and k's (Q4_K_M's Q6_K attn_v layers), q/k as one [q_dim + kv_dim,
+  // n_embd] tensor (wqk, bqk) and v apart.
+  WeightView wqkv, w_gate_up, wqk;
+  VectorView bqkv, bqk;
 };
 
 struct ModelWeights {

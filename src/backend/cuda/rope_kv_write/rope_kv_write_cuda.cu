@@ -16,8 +16,10 @@ constexpr int kMaxHalf = 512;  // rope_dims / 2
 constexpr int kUnits = 4;      // heads per block for fewer than kWholeTokens tokens
 // From this many tokens a block takes all of a token's heads. Computing the angles (double) in
 // every block of 4 heads made a 2048-token step's rope_kv_write 67 us on an H200 (ncu), against
-// about 22 us of memory traffic.
-constexpr int64_t kWholeTokens = 128;
+// about 22 us of memory traffic. A 128-sequence decode step (8B) is faster in blocks of 4 heads:
+// 128 blocks of 40 heads took 10.6 us (ncu), and S_TG at 128 sequences rose from 13,307-13,311
+// to 13,351-13,404 tokens/s with 1,280 blocks (bench/results/qk-stack-ab-h200-*-s18.txt).
+constexpr int64_t kWholeTokens = 256;
 
 // Rotates heads [h0, h1) of token t's row at base (32-bit indices: heads * half < 2^31).
 template <typename T>
