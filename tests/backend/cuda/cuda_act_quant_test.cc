@@ -128,9 +128,10 @@ void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf
        {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
     if (t == GgmlType::kQ5_K && k >= 8192) continue;  // outside the DP4A GEMV
     if (t == GgmlType::kQ6_K && k % 2048 != 0) continue;
-    // 100 rows: under 2 MB, the staged kernel; 7001: Q4_K / Q5_K take the small-CTA form, Q8_0 /
-    // Q4_0 / Q6_K the warp-staged one (the last CTA part full in both).
-    for (int64_t n : {100, 7001}) {
+    // 100 rows: under 2 MB, the staged kernel; 3001 (7 MB at k = 4096): every format the
+    // warp-staged form; 7001: Q4_K from 16 MB (k = 4096, 14336) the small-CTA form, the others
+    // the warp-staged one (the last CTA part full in both).
+    for (int64_t n : {100, 3001, 7001}) {
       const testing::QuantMatrix q = testing::RandomBlocks(t, n, k, seed);
       DevBuf w(q.bytes.data(), q.bytes.size());
       SCOPED_TRACE(std::string(TypeName(t)) + " x " + std::to_string(n));

@@ -293,10 +293,11 @@ __global__ void __launch_bounds__(kSmallWarps * 32, 4)
   }
 }
 
-// The warp-staged form, for activations already in act_quant.cuh's form (a.xq) and Q8_0 / Q4_0 /
-// Q6_K weights (blocks of 34 / 18 / 210 bytes: not 16-byte aligned, so not loaded straight into
-// registers): small CTAs of kWsWarps warps, many in waves, as in the small-CTA form; each warp
-// takes kRows rows and all their chunks, which stream through its own kWsStages stages (bulk
+// The warp-staged form, for activations already in act_quant.cuh's form (a.xq) and the matrices
+// TakesWStage picks: Q8_0 / Q4_0 / Q6_K (blocks of 34 / 18 / 210 bytes: not 16-byte aligned, so
+// not loaded straight into registers), Q5_K, and Q4_K under 16 MB (measured faster there than
+// the small-CTA form): small CTAs of kWsWarps warps, many in waves, as in the small-CTA form; each
+// warp takes kRows rows and all their chunks, which stream through its own kWsStages stages (bulk
 // copies by lane 0, the first before waiting for the kernel that writes x), and reads x through
 // L1. A row's sum: each lane's chunks in order, then the fixed butterfly (the staged kernel's).
 constexpr int kWsWarps = 4;
@@ -368,19 +369,41 @@ __global__ void __launch_bounds__(kWsWarps * 32, 4)
 // matrix: 3.74 TB/s staged at 3 rows a stage, 3.63 warp-staged).
 constexpr int64_t kQ6WStageBelowBytes = int64_t{256} << 20;
 
-// Whether the format has the small-CTA form (its part loads weights from global memory).
+// Q4_K matrices under this many bytes take the warp-staged form, larger ones the small-CTA form.
+// H200 (bench/results/gemv-q4k-wstage-ab-h200-*-s18.txt), with the form: warp-staged 4096 x 4096
+// 1.78-1.81 -> 1.88-2.31 TB/s, 6144 x 4096 2.39 -> 2.41-2.59, but 14336 x 4096 2.82-2.85 -> 2.67,
+// 4096 x 14336 3.00 -> 2.38-2.40, 28672 x 4096 3.17-3.25 -> 3.13-3.14; tg128 of the 8B Q4_K_M
+// 479.5-485.2 (small-CTA everywhere) -> 489.9-495.7 (below 10 MB) and 491.2-492.6 (below 16 MB;
+// also q|k and the fused qkv).
+constexpr int64_t kQ4KWStageBelowBytes = int64_t{16} << 20;
+
+// Whether the format has the small-CTA form (its part loads weights from global memory: Q4_K,
+// Q5_K).
 template <class F>
 constexpr bool kHasSmall = requires {
   typename F::W;
 };
 
-// Whether the format has the warp-staged form (its part reads the form from global memory but
-// not its weights: Q8_0, Q4_0, Q6_K).
+// Whether the format has the warp-staged form (its part reads the form from global memory).
 template <class F>
 constexpr bool kHasWStage = requires {
   &F::LoadForm;
+};
+
+// Whether a matrix of `bytes` (with the form, kFormSmallFromBytes or more) takes the warp-staged
+// form: Q8_0, Q4_0 always; Q6_K below kQ6WStageBelowBytes; Q5_K always (H200, against the
+// small-CTA form: 14336 x 4096 2.36 -> 2.42-2.48 TB/s, 4096 x 4096 1.79-1.80 -> 2.27-2.29, 6144 x
+// 4096 2.15-2.16 -> 2.35, 28672 x 4096 2.53-2.57 -> 2.95-2.97); Q4_K below kQ4KWStageBelowBytes.
+template <class F>
+bool TakesWStage(int64_t bytes) {
+  if constexpr (!kHasWStage<F>) {
+    return false;
+  } else if constexpr (!kHasSmall<F>) {
+    return F::kSbBytes == 210 ? bytes < kQ6WStageBelowBytes : true;
+  } else {
+    return F::kSbBytes == 176 || bytes < kQ4KWStageBelowBytes;
+  }
 }
-&&!kHasSmall<F>;
 
 // Matrices of fewer bytes than this take one CTA per SM: a second kernel's CTAs (the next matmul,
 // launched as a dependent) then fit beside them and start their weight copies early. Measured on
@@ -389,13 +412,14 @@ constexpr bool kHasWStage = requires {
 // 28672 x 4096 lost 10% and tg128 fell from 323 to 308 tokens/s.
 constexpr int64_t kOneCtaBelowBytes = int64_t{12} << 20;
 
-// With the activations' form, matrices of this many bytes or more take the small-CTA form (Q4_K,
-// Q5_K) or the warp-staged one (Q8_0, Q4_0, Q6_K); smaller ones, and any without the form, the
-// staged kernel. H200, tg128 of the 8B Q4_K_M (bench/results/gemv-small-min-h200-*-s17.txt): from
-// 12 MB 477.5 / 476.9 tokens/s, from 8 MB (attn_q and attn_output small, the 1024-row attn_k and
-// attn_v staged) 473.4 / 469.1, from 2 MB (every matrix of the 8B) 481.8 / 480.7; Q8_0 (every
-// matrix over 12 MB) unchanged. On the H100, before the form was lane-major, the small-CTA form for
-// every matrix was the slower (s13: 367 against 376).
+// With the activations' form, matrices of this many bytes or more take the warp-staged form
+// (TakesWStage) or the small-CTA one (the other Q4_K matrices); smaller ones, and any without the
+// form, the staged kernel. H200, tg128 of the 8B Q4_K_M
+// (bench/results/gemv-small-min-h200-*-s17.txt): from 12 MB 477.5 / 476.9 tokens/s, from 8 MB
+// (attn_q and attn_output small, the 1024-row attn_k and attn_v staged) 473.4 / 469.1, from 2 MB
+// (every matrix of the 8B) 481.8 / 480.7; Q8_0 (every matrix over 12 MB) unchanged. On the H100,
+// before the form was lane-major, the small-CTA form for every matrix was the slower (s13: 367
+// against 376).
 constexpr int64_t kFormSmallFromBytes = int64_t{2} << 20;
 
 // Rows per warp (a multiple of F::kRows): the fewest that keep every CTA resident at once (one
@@ -403,30 +427,12 @@ constexpr int64_t kFormSmallFromBytes = int64_t{2} << 20;
 // matrices split k instead (a.ks).
 template <class F>
 Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
-  if constexpr (kHasSmall<F>) {
-    if (a.xq != nullptr && a.n * a.row_bytes >= kFormSmallFromBytes) {
-      // Two warps split each row group's chunks where rows are long (k >= 8192) or the matrix is
-      // 32 MB or more (H100, forge bench --gemv with the form: Q4_K 4096 x 14336 2.07 -> 2.32
-      // TB/s, 28672 x 4096 2.56 -> 2.59, 14336 x 4096 2.27 -> 2.31; 6144 x 4096 lost 5%, 4 warps
-      // a group lost at k = 4096; tg128 of the 8B Q4_K_M +1%).
-      const int chunks = (a.sbs + kChunk - 1) / kChunk;
-      a.ks = chunks >= 2 && (a.sbs >= 32 || a.n * a.row_bytes >= (int64_t{32} << 20)) ? 2 : 1;
-      const int64_t per_cta = (kSmallWarps / a.ks) * F::kRows;
-      const int64_t blocks = (a.n + per_cta - 1) / per_cta;
-      CUDA_RETURN_IF_ERROR(LaunchDependent(gemv_quant_dp4a_small_kernel<F>,
-                                           dim3(static_cast<unsigned>(blocks)),
-                                           dim3(kSmallWarps * 32), 0, stream, a));
-      CUDA_RETURN_IF_LAUNCH_ERROR("gemv_quant_dp4a_small_kernel");
-      return Status::Ok();
-    }
-  }
+  const int64_t bytes = a.n * a.row_bytes;
+  const bool form = a.xq != nullptr && bytes >= kFormSmallFromBytes;
   if constexpr (kHasWStage<F>) {
     // H200, tg128 of the 8B against the staged kernel with the form: Q8_0 350 -> 370 tokens/s,
     // Q4_0 476 -> 497, Q6_K 347 -> 387, Q4_K_M 463 -> 476 (bench/results/gemv-wstage-ab-*).
-    // Q6_K's 430 MB output matrix stays staged (3.74 TB/s there, 3.63 warp-staged).
-    const int64_t bytes = a.n * a.row_bytes;
-    const bool taken = F::kSbBytes == 210 ? bytes < kQ6WStageBelowBytes : true;
-    if (a.xq != nullptr && bytes >= kFormSmallFromBytes && taken) {
+    if (form && TakesWStage<F>(bytes)) {
       auto* kernel = gemv_quant_dp4a_wstage_kernel<F>;
       static std::atomic<uint64_t> smem_set{0};
       CUDA_RETURN_IF_ERROR(SetMaxDynamicSmemOnce(kernel, WsSmemBytes<F>(), &smem_set));
@@ -435,6 +441,23 @@ Status Launch(Dp4aArgs a, int sms, cudaStream_t stream) {
       CUDA_RETURN_IF_ERROR(LaunchDependent(kernel, dim3(static_cast<unsigned>(blocks)),
                                            dim3(kWsWarps * 32), WsSmemBytes<F>(), stream, a));
       CUDA_RETURN_IF_LAUNCH_ERROR("gemv_quant_dp4a_wstage_kernel");
+      return Status::Ok();
+    }
+  }
+  if constexpr (kHasSmall<F>) {
+    if (form) {
+      // Two warps split each row group's chunks where rows are long (k >= 8192) or the matrix is
+      // 32 MB or more (H100, forge bench --gemv with the form: Q4_K 4096 x 14336 2.07 -> 2.32
+      // TB/s, 28672 x 4096 2.56 -> 2.59, 14336 x 4096 2.27 -> 2.31; 6144 x 4096 lost 5%, 4 warps
+      // a group lost at k = 4096; tg128 of the 8B Q4_K_M +1%).
+      const int chunks = (a.sbs + kChunk - 1) / kChunk;
+      a.ks = chunks >= 2 && (a.sbs >= 32 || bytes >= (int64_t{32} << 20)) ? 2 : 1;
+      const int64_t per_cta = (kSmallWarps / a.ks) * F::kRows;
+      const int64_t blocks = (a.n + per_cta - 1) / per_cta;
+      CUDA_RETURN_IF_ERROR(LaunchDependent(gemv_quant_dp4a_small_kernel<F>,
+                                           dim3(static_cast<unsigned>(blocks)),
+                                           dim3(kSmallWarps * 32), 0, stream, a));
+      CUDA_RETURN_IF_LAUNCH_ERROR("gemv_quant_dp4a_small_kernel");
       return Status::Ok();
     }
   }

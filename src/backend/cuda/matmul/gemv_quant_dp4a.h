@@ -34,8 +34,9 @@
 //   Q4_K 14336 x 4096 2.68 -> 2.89 TB/s, 4096 x 14336 2.79 -> 3.03, Q8_0 14336 x 4096 3.10 ->
 //   3.33, Q4_0 2.39 -> 2.66, 4096 x 4096 Q4_K 1.91 -> 2.10 (bench/results/gemv-xlayout-ab-*).
 // - Where the op that wrote x also wrote its int8 form (MatmulParams::xq; act_quant.cuh), no CTA
-//   quantizes x: the staged kernel copies the form, and Q4_K / Q5_K (16-byte aligned
-//   super-blocks) matrices of 2 MB or more take a small-CTA form instead: 4 warps a CTA, many
+//   quantizes x: the staged kernel copies the form, and Q4_K matrices (16-byte aligned
+//   super-blocks) of 16 MB or more take a small-CTA form instead (Q5_K and smaller Q4_K
+//   matrices take the warp-staged form below): 4 warps a CTA, many
 //   CTAs in waves, each lane loading its weight bytes from global memory straight into registers
 //   and x through L1 (on the H100, tg128 of the 8B Q4_K_M 335 -> 350 tokens/s against the staged
 //   kernel with the form). Smaller matrices stay staged (one CTA an SM under 12 MB). The bound
@@ -47,7 +48,9 @@
 //   bulk-copy stages of its own in shared memory and reading x through L1 (no per-CTA copy of x).
 //   H200, tg128 of the 8B: Q8_0 350 -> 370 tokens/s, Q4_0 476 -> 497, Q6_K 347 -> 387, Q4_K_M 463
 //   -> 476; Q8_0 4096 x 4096 2.27 -> 2.78 TB/s, Q6_K 4096 x 14336 2.30 -> 2.70
-//   (bench/results/gemv-wstage-ab-*).
+//   (bench/results/gemv-wstage-ab-*). Q5_K matrices and Q4_K ones under 16 MB take it too, where
+//   it measured faster than the small-CTA form (Q5_K 28672 x 4096 2.53 -> 2.96 TB/s; tg128 of the
+//   8B Q4_K_M 480-485 -> 491-493; bench/results/gemv-q4k-wstage-ab-*).
 #pragma once
 
 #include <cuda_runtime_api.h>
