@@ -229,13 +229,13 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   }
 }
 
-// The form for activations already in act_quant.cuh's form (a.xq) and Q4_K / Q5_K weights
-// (16-byte aligned super-blocks): with no activations to quantize per CTA, CTAs are small and
-// many, in waves, as in the F16 GEMV. Each warp takes kRows rows and all their chunks (or every
-// a.ks-th: split k); its lanes load their weight bytes straight from global memory into registers
-// (the first chunk's before waiting for the kernel that writes x) and the activations through L1.
-// A row's sum: each lane's chunks in order, then the fixed butterfly, then (split k) the warps'
-// sums in warp order.
+// The form for activations already in act_quant.cuh's form (a.xq) and Q4_K weights (16-byte
+// aligned super-blocks) of 16 MB or more (TakesWStage): with no activations to quantize per CTA,
+// CTAs are small and many, in waves, as in the F16 GEMV. Each warp takes kRows rows and all their
+// chunks (or every a.ks-th: split k); its lanes load their weight bytes straight from global memory
+// into registers (the first chunk's before waiting for the kernel that writes x) and the
+// activations through L1. A row's sum: each lane's chunks in order, then the fixed butterfly, then
+// (split k) the warps' sums in warp order.
 constexpr int kSmallWarps = 4;
 // Four CTAs an SM: at most 128 registers a thread.
 template <class F>
@@ -377,12 +377,13 @@ constexpr int64_t kQ6WStageBelowBytes = int64_t{256} << 20;
 // also q|k and the fused qkv).
 constexpr int64_t kQ4KWStageBelowBytes = int64_t{16} << 20;
 
-// Whether the format has the small-CTA form (its part loads weights from global memory: Q4_K,
-// Q5_K).
+// Whether the format takes the small-CTA form (its part loads weights from global memory): Q4_K.
+// Q5_K's part can too, but the warp-staged form measured faster for it at every size.
 template <class F>
 constexpr bool kHasSmall = requires {
   typename F::W;
-};
+}
+&&F::kSbBytes == 144;
 
 // Whether the format has the warp-staged form (its part reads the form from global memory).
 template <class F>
@@ -398,10 +399,10 @@ template <class F>
 bool TakesWStage(int64_t bytes) {
   if constexpr (!kHasWStage<F>) {
     return false;
-  } else if constexpr (!kHasSmall<F>) {
-    return F::kSbBytes == 210 ? bytes < kQ6WStageBelowBytes : true;
+  } else if constexpr (kHasSmall<F>) {
+    return bytes < kQ4KWStageBelowBytes;
   } else {
-    return F::kSbBytes == 176 || bytes < kQ4KWStageBelowBytes;
+    return F::kSbBytes == 210 ? bytes < kQ6WStageBelowBytes : true;
   }
 }
 
