@@ -465,7 +465,8 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   CLI::App* cmd = app.add_subcommand("bench", "Measure speed against the machine's floors");
   cmd->add_flag("--floor", args->floor, "Measure copy bandwidth and GEMM rate of the device");
   cmd->add_flag("--attention", args->attention,
-                "Time the CUDA attention kernels alone: decode K/V TB/s (64 x 4096, 1 x 32768) "
+                "Time the CUDA attention kernels alone: decode K/V TB/s (64 x 4096, 1 x 32768, "
+                "1 x 512, 1 x 2048) "
                 "and prefill TFLOP/s (2 x 8192 causal), beside the floors");
   cmd->add_flag("--gemv", args->gemv,
                 "Time the quantized decode GEMV per weight format (m = 1, 14336 x 4096 and "

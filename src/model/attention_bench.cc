@@ -160,10 +160,9 @@ StatusOr<AttentionBenchRow> RunCase(Backend& be, const AttentionBenchCase& c,
 }  // namespace
 
 std::vector<AttentionBenchCase> DefaultAttentionBenchCases() {
-  return {{false, 64, 4096, 32, 8, 128},
-          {false, 1, 32768, 32, 8, 128},
-          {true, 2, 8192, 32, 8, 128},
-          {true, 2, 8192, 32, 32, 128}};
+  return {{false, 64, 4096, 32, 8, 128}, {false, 1, 32768, 32, 8, 128},
+          {false, 1, 512, 32, 8, 128},   {false, 1, 2048, 32, 8, 128},
+          {true, 2, 8192, 32, 8, 128},   {true, 2, 8192, 32, 32, 128}};
 }
 
 std::string AttentionBenchCaseName(const AttentionBenchCase& c) {

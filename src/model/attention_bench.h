@@ -23,7 +23,8 @@ struct AttentionBenchCase {
   int64_t head_dim = 128;
 };
 
-// The shapes of the decode/prefill attention benchmarks: decode 64 x 4096 and 1 x 32768, prefill
+// The shapes of the decode/prefill attention benchmarks: decode 64 x 4096, 1 x 32768, and one
+// stream at a served prompt's context (1 x 512, 1 x 2048: latency-bound, few blocks); prefill
 // 2 x 8192 (causal) with 8 and 32 KV heads; 32 query heads of dim 128 throughout.
 std::vector<AttentionBenchCase> DefaultAttentionBenchCases();
 // "decode 64 x 4096, 32/8 heads, d128" and the like.
