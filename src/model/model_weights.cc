@@ -2,7 +2,10 @@
 #include "model/model_weights.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "backend/backend.h"
 
@@ -214,6 +217,19 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
     if (progress) progress(std::min(done_bytes, total), total);
     return p;
   };
+  // The parts' vectors as one (the stacked matmul's bias), each part a view of it.
+  auto stacked_vec =
+      [&](std::initializer_list<std::pair<VectorView, VectorView*>> parts) -> StatusOr<VectorView> {
+    std::vector<float> b;
+    for (const auto& [src, dst] : parts) b.insert(b.end(), src.data, src.data + src.size);
+    ASSIGN_OR_RETURN(const float* p, backend.PrepareVector(b.data(), b.size()));
+    int64_t at = 0;
+    for (const auto& [src, dst] : parts) {
+      *dst = {p + at, src.size};
+      at += src.size;
+    }
+    return VectorView{p, static_cast<int64_t>(b.size())};
+  };
   // Fused tensors (phi3) are bound as row views of one tensor: prepare the whole tensor first.
   for (const LayerWeights& l : host.layers) {
     if (stack) break;
@@ -244,14 +260,7 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
       o.wk = o.wqkv.Rows(l.wq.rows, l.wk.rows);
       o.wv = o.wqkv.Rows(l.wq.rows + l.wk.rows, l.wv.rows);
       if (all_biases) {
-        std::vector<float> b(l.bq.data, l.bq.data + l.bq.size);
-        b.insert(b.end(), l.bk.data, l.bk.data + l.bk.size);
-        b.insert(b.end(), l.bv.data, l.bv.data + l.bv.size);
-        ASSIGN_OR_RETURN(const float* p, backend.PrepareVector(b.data(), b.size()));
-        o.bqkv = {p, static_cast<int64_t>(b.size())};
-        o.bq = {p, l.bq.size};
-        o.bk = {p + l.bq.size, l.bk.size};
-        o.bv = {p + l.bq.size + l.bk.size, l.bv.size};
+        ASSIGN_OR_RETURN(o.bqkv, stacked_vec({{l.bq, &o.bq}, {l.bk, &o.bk}, {l.bv, &o.bv}}));
       }
     } else if (stack && !l.q_norm.data && l.wq.type == l.wk.type &&
                (l.bq.data != nullptr) == (l.bk.data != nullptr)) {
@@ -260,12 +269,7 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
       o.wq = o.wqk.Rows(0, l.wq.rows);
       o.wk = o.wqk.Rows(l.wq.rows, l.wk.rows);
       if (l.bq.data != nullptr) {
-        std::vector<float> b(l.bq.data, l.bq.data + l.bq.size);
-        b.insert(b.end(), l.bk.data, l.bk.data + l.bk.size);
-        ASSIGN_OR_RETURN(const float* p, backend.PrepareVector(b.data(), b.size()));
-        o.bqk = {p, static_cast<int64_t>(b.size())};
-        o.bq = {p, l.bq.size};
-        o.bk = {p + l.bq.size, l.bk.size};
+        ASSIGN_OR_RETURN(o.bqk, stacked_vec({{l.bq, &o.bq}, {l.bk, &o.bk}}));
       }
       ASSIGN_OR_RETURN(o.wv, weight(l.wv));
       ASSIGN_OR_RETURN(o.bv, vec(l.bv));

@@ -380,10 +380,12 @@ constexpr int64_t kQ4KWStageBelowBytes = int64_t{16} << 20;
 // Whether the format takes the small-CTA form (its part loads weights from global memory): Q4_K.
 // Q5_K's part can too, but the warp-staged form measured faster for it at every size.
 template <class F>
-constexpr bool kHasSmall = requires {
-  typename F::W;
-}
-&&F::kSbBytes == 144;
+constexpr bool kHasSmall = std::is_same_v<F, Q4K>;
+
+template <class F>
+constexpr bool kIsQ6K = false;
+template <int kR>
+constexpr bool kIsQ6K<Q6KR<kR>> = true;
 
 // Whether the format has the warp-staged form (its part reads the form from global memory).
 template <class F>
@@ -402,7 +404,7 @@ bool TakesWStage(int64_t bytes) {
   } else if constexpr (kHasSmall<F>) {
     return bytes < kQ4KWStageBelowBytes;
   } else {
-    return F::kSbBytes == 210 ? bytes < kQ6WStageBelowBytes : true;
+    return kIsQ6K<F> ? bytes < kQ6WStageBelowBytes : true;
   }
 }
 
