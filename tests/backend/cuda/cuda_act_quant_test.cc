@@ -116,7 +116,7 @@ void ExpectSameGemv(const std::vector<float>& with, const std::vector<float>& wi
 }
 
 // The form an op wrote (out_q) beside its F16 row (xb, as downloaded from out) is the host's form
-// of that row, and the GEMV of Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 weights takes it.
+// of that row, and the GEMV of Q4_K, Q5_K, Q6_K, Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 weights takes it.
 void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf& out,
                                     const DevBuf& out_q, int64_t k, uint64_t seed) {
   bool guards = false;
@@ -124,8 +124,8 @@ void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf
   ASSERT_TRUE(guards) << "write past the form";
   const std::vector<uint8_t> want = HostForm(HalfRow(xb, k));
   ASSERT_EQ(std::memcmp(form.data(), want.data(), want.size()), 0);
-  for (GgmlType t :
-       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0,
+                     GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     if (t == GgmlType::kQ5_K && k >= 8192) continue;  // outside the DP4A GEMV
     if (t == GgmlType::kQ6_K && k % 2048 != 0) continue;
     // 100 rows: under 2 MB, the staged kernel; 3001 (7 MB at k = 4096): every format the

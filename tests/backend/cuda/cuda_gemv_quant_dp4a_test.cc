@@ -52,14 +52,15 @@ std::vector<QuantMatrix> Matrices() {
   // Narrow: warps split each row group's chunks (2 ways here, 4 for the 9-row matrices).
   ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 1000, 4096, 74));
   ms.push_back(testing::RandomBlocks(GgmlType::kQ6_K, 1000, 4096, 75));
-  for (GgmlType t : {GgmlType::kQ5_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t : {GgmlType::kQ5_K, GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1,
+                     GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     ms.push_back(testing::RandomBlocks(t, 72, 768, 71));  // a partial chunk
     // Q5_K is taken below k = 8192 only.
     ms.push_back(testing::QuantizedRandom(t, 9, t == GgmlType::kQ5_K ? 4096 : 14336, 72));
     ms.push_back(testing::RandomBlocks(t, 5003, 1280, 73));
   }
-  for (GgmlType t :
-       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0,
+                     GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     QuantMatrix o;
     if (testing::OracleMatrix(t, "blk.0.ffn_down.weight", &o) && o.k % 2048 == 0 &&
         (t != GgmlType::kQ5_K || o.k < 8192)) {
@@ -116,8 +117,8 @@ TEST(CudaGemvQuantDp4aTest, MatchesTheReference) {
 // quantizing x to int8 must not turn it into a finite value.
 TEST(CudaGemvQuantDp4aTest, NanActivationGivesNanRows) {
   FORGE_REQUIRE_GPU_OR_SKIP();
-  for (GgmlType t :
-       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0,
+                     GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     const QuantMatrix q = testing::QuantizedRandom(t, 40, 2048, 76);
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());
@@ -178,6 +179,14 @@ TEST(CudaGemvQuantDp4aTest, TakesItsFormatsWithOneF16ActivationRow) {
   EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q4_0";
   p.w = WeightView{GgmlType::kQ4_0, 4, 96, 3 * 18, w};
   EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q4_0, k not a multiple of 256";
+  p.w = WeightView{GgmlType::kQ4_1, 4, 512, 16 * 20, w};
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q4_1";
+  p.w = WeightView{GgmlType::kQ5_0, 4, 512, 16 * 22, w};
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q5_0";
+  p.w = WeightView{GgmlType::kQ5_1, 4, 512, 16 * 24, w};
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q5_1";
+  p.w = WeightView{GgmlType::kQ5_1, 4, 96, 3 * 24, w};
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q5_1, k not a multiple of 256";
 }
 
 // The backend's Matmul on each of the formats with one F16 activation row gives exactly this
@@ -187,8 +196,8 @@ TEST(CudaGemvQuantDp4aTest, BackendOneStreamMatmulIsThisKernel) {
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   Backend& be = **backend;
-  for (GgmlType t :
-       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0, GgmlType::kQ4_0}) {
+  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0,
+                     GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     const QuantMatrix q = testing::RandomBlocks(t, 300, 2048, 69);
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());

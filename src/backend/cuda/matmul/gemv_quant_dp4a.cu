@@ -1,8 +1,8 @@
-// gemv_quant_dp4a_cuda (design in gemv_quant_dp4a.h): Q4_0, Q8_0, Q4_K, Q5_K and Q6_K weights
-// times one F16 activation row quantized to two int8 terms, with DP4A. One stage pipeline (the
-// kernel template) for every format; each format's part (Q45K, Q6KR, Legacy:
+// gemv_quant_dp4a_cuda (design in gemv_quant_dp4a.h): Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K
+// and Q6_K weights times one F16 activation row quantized to two int8 terms, with DP4A. One stage
+// pipeline (the kernel template) for every format; each format's part (Q45K, Q6KR, Legacy:
 // gemv_quant_dp4a_formats.cuh) reads its blocks from a stage. Formats are handled in units of 256
-// elements ("super-blocks": 8 blocks of Q4_0 / Q8_0).
+// elements ("super-blocks": 8 blocks of the legacy formats).
 #include "backend/cuda/matmul/gemv_quant_dp4a.h"
 
 #include <cuda_fp16.h>
@@ -28,7 +28,10 @@ namespace {
 using dp4a::kChunk;
 using dp4a::kSbElems;
 using dp4a::Q40;
+using dp4a::Q41;
 using dp4a::Q4K;
+using dp4a::Q50;
+using dp4a::Q51;
 using dp4a::Q5K;
 using dp4a::Q6KR;
 using dp4a::Q80;
@@ -518,6 +521,12 @@ auto WithFormat(const WeightView& w, Fn&& fn) {
       return fn(Q80{});
     case GgmlType::kQ4_0:
       return fn(Q40{});
+    case GgmlType::kQ4_1:
+      return fn(Q41{});
+    case GgmlType::kQ5_0:
+      return fn(Q50{});
+    case GgmlType::kQ5_1:
+      return fn(Q51{});
     default:
       return fn(nullptr);
   }

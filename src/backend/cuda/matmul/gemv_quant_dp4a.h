@@ -1,6 +1,6 @@
 // gemv_quant_dp4a_cuda: the one-stream decode GEMV (one F16 activation row) for Q4_K, Q5_K, Q6_K,
-// Q8_0 and Q4_0 weights, with the activations as two int8 terms and the weights' 4- to 8-bit
-// values multiplied with them by DP4A (four products and their sum in one instruction).
+// Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 weights, with the activations as two int8 terms and the weights'
+// 4- to 8-bit values multiplied with them by DP4A (four products and their sum in one instruction).
 //
 // Design (measured on the H200 against the register-decoding MMA kernel, which is issue- and
 // latency-bound at ~4.4 issued lane instructions a weight and ~35% of its issue slots):
@@ -59,7 +59,8 @@
 
 namespace forge::cuda {
 
-// Whether gemv_quant_dp4a_cuda takes this matmul: Q4_K, Q8_0 or Q4_0 with k a multiple of 256,
+// Whether gemv_quant_dp4a_cuda takes this matmul: Q4_K, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 with k a
+// multiple of 256,
 // Q5_K with k a multiple of 256 below 8192 (where it measured faster than gemv_quant_reg), or
 // Q6_K with k a multiple of 2048 (whole 1,680-byte chunks), weights with rows as stored and the
 // data 16-byte aligned, m = 1, x F16 16-byte aligned, out F32 or F16, and the quantized activations

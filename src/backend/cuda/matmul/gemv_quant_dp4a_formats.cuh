@@ -278,34 +278,62 @@ struct Q6KR {
   }
 };
 
-// Q8_0 (34 bytes: d (F16), qs[32] int8) and Q4_0 (18 bytes: d, qs[16]; element l < 16 the low
-// nibble of qs[l] - 8, element 16 + l its high nibble - 8) in groups of 8 blocks (256 elements,
-// 272 / 144 bytes). Quarter j: blocks 2j and 2j + 1 (2-byte aligned in the stage).
-template <bool kQ8>
+// The legacy block formats in groups of 8 blocks (256 elements): Q8_0 (34 bytes: d (F16), qs[32]
+// int8), Q4_0 (18: d, qs[16]; element l < 16 the low nibble of qs[l] - 8, element 16 + l its high
+// nibble - 8), Q4_1 (20: d, m, qs[16]; d q + m), Q5_0 (22: d, qh[4], qs[16]; the nibble plus bit l
+// (element l) or 16 + l (element 16 + l) of qh as bit 4, minus 16) and Q5_1 (24: d, m, qh[4],
+// qs[16]; d q + m). Quarter j: blocks 2j and 2j + 1 (2-byte aligned in the stage).
+enum class LegacyKind { kQ8_0, kQ4_0, kQ4_1, kQ5_0, kQ5_1 };
+
+// Bits 0..3 of b as bit 4 of bytes 0..3 (the copies b << 7i do not overlap: no carries).
+__device__ __forceinline__ uint32_t FifthBitBytes(uint32_t b) {
+  return ((b & 0xFu) * 0x00204081u << 4) & 0x10101010u;
+}
+
+template <LegacyKind K>
 struct Legacy {
-  static constexpr int kBlockBytes = kQ8 ? 34 : 18;
+  static constexpr bool kQ8 = K == LegacyKind::kQ8_0;
+  static constexpr bool kMin = K == LegacyKind::kQ4_1 || K == LegacyKind::kQ5_1;    // d q + m
+  static constexpr bool kFifth = K == LegacyKind::kQ5_0 || K == LegacyKind::kQ5_1;  // qh
+  static constexpr int kBlockBytes = kQ8                      ? 34
+                                     : K == LegacyKind::kQ4_0 ? 18
+                                     : K == LegacyKind::kQ4_1 ? 20
+                                     : K == LegacyKind::kQ5_0 ? 22
+                                                              : 24;
+  static constexpr int kQs = kBlockBytes - (kQ8 ? 32 : 16);  // qs last in every layout
+  static constexpr int kQh = kMin ? 4 : 2;                   // qh after d (and m)
+  // Subtracted from each stored value (Q4_0: 8, Q5_0: 16).
+  static constexpr int kOffset = K == LegacyKind::kQ4_0 ? 8 : K == LegacyKind::kQ5_0 ? 16 : 0;
   static constexpr int kSbBytes = 8 * kBlockBytes;
   static constexpr int kRows = kQ8 ? 2 : 4;
   static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
   using X = X64;
   __device__ static X Load(const int8_t* xq, const float2* xs, int kx, int sb, int j, int pad) {
-    return LoadX64<!kQ8>(xq, xs, kx, sb, j, pad);
+    return LoadX64<kOffset != 0>(xq, xs, kx, sb, j, pad);
   }
   // From the form in global memory (act_quant.cuh's lane-major layout).
   __device__ static X LoadForm(const int8_t* xq, const float2* xs, int k, int sb, int j) {
-    return LoadX64<!kQ8, true>(xq, xs, k, sb, j, 0);
+    return LoadX64<kOffset != 0, true>(xq, xs, k, sb, j, 0);
   }
   __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
     uint4 q[kRows][2][kQ8 ? 2 : 1];
-    float d[kRows][2];
+    float d[kRows][2], mn[kRows][2];
+    uint32_t qh[kRows][2];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const uint8_t* blk = b + r * kChunk * kSbBytes + (2 * j + h) * kBlockBytes;
         d[r][h] = __half2float(*reinterpret_cast<const __half*>(blk));
-        q[r][h][0] = Load16At2(blk + 2);
-        if constexpr (kQ8) q[r][h][kQ8 ? 1 : 0] = Load16At2(blk + 18);
+        mn[r][h] = kMin ? __half2float(*reinterpret_cast<const __half*>(blk + 2)) : 0.0f;
+        q[r][h][0] = Load16At2(blk + kQs);
+        if constexpr (kQ8) q[r][h][kQ8 ? 1 : 0] = Load16At2(blk + kQs + 16);
+        if constexpr (kFifth) {
+          const uint16_t* p = reinterpret_cast<const uint16_t*>(blk + kQh);
+          qh[r][h] = static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 16);
+        } else {
+          qh[r][h] = 0;
+        }
       }
     }
 #pragma unroll
@@ -314,19 +342,31 @@ struct Legacy {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         // Block h's 32 values against activations x[2h], x[2h + 1] (16 each).
-        const uint4 v0 = kQ8 ? q[r][h][0] : Nibbles(q[r][h][0], 0);
-        const uint4 v1 = kQ8 ? q[r][h][kQ8 ? 1 : 0] : Nibbles(q[r][h][0], 4);
+        uint4 v0 = kQ8 ? q[r][h][0] : Nibbles(q[r][h][0], 0);
+        uint4 v1 = kQ8 ? q[r][h][kQ8 ? 1 : 0] : Nibbles(q[r][h][0], 4);
+        if constexpr (kFifth) {
+          const uint32_t lo = qh[r][h], hi = qh[r][h] >> 16;
+          v0 = make_uint4(v0.x | FifthBitBytes(lo), v0.y | FifthBitBytes(lo >> 4),
+                          v0.z | FifthBitBytes(lo >> 8), v0.w | FifthBitBytes(lo >> 12));
+          v1 = make_uint4(v1.x | FifthBitBytes(hi), v1.y | FifthBitBytes(hi >> 4),
+                          v1.z | FifthBitBytes(hi >> 8), v1.w | FifthBitBytes(hi >> 12));
+        }
         int i = 254 * (Dot16(v0, x.x1[2 * h], 0) + Dot16(v1, x.x1[2 * h + 1], 0)) +
                 Dot16(v0, x.x2[2 * h], 0) + Dot16(v1, x.x2[2 * h + 1], 0);
-        if constexpr (!kQ8) i -= 8 * x.sum[h];
+        if constexpr (kOffset != 0) i -= kOffset * x.sum[h];
         // |i| <= 32 * 255 * 127 * 128 < 2^31; as F32 within 2^-24 of itself.
         t = __fmaf_rn(__fmul_rn(d[r][h], static_cast<float>(i)), h == 0 ? x.s.x : x.s.z, t);
+        // d q + m: m times the block's F32 sum of x.
+        if constexpr (kMin) t = __fmaf_rn(mn[r][h], h == 0 ? x.s.y : x.s.w, t);
       }
       acc[r] = __fadd_rn(acc[r], t);
     }
   }
 };
-using Q80 = Legacy<true>;
-using Q40 = Legacy<false>;
+using Q80 = Legacy<LegacyKind::kQ8_0>;
+using Q40 = Legacy<LegacyKind::kQ4_0>;
+using Q41 = Legacy<LegacyKind::kQ4_1>;
+using Q50 = Legacy<LegacyKind::kQ5_0>;
+using Q51 = Legacy<LegacyKind::kQ5_1>;
 
 }  // namespace forge::cuda::dp4a
