@@ -159,6 +159,9 @@ class CudaBackend : public Backend {
     ASSIGN_OR_RETURN(attn_ws_, Alloc(cuda::kAttentionWorkspaceBytes));  // split-KV decode partials
     // Zero once: the decode kernel's merge counters start at zero and every call leaves them so.
     CUDA_RETURN_IF_ERROR(cudaMemset(attn_ws_->data(), 0, attn_ws_->size()));
+    // The quantized matmul's global k splits; its counters likewise start at zero.
+    ASSIGN_OR_RETURN(mma_ws_, Alloc(cuda::kGemmQuantMmaWorkspaceBytes));
+    CUDA_RETURN_IF_ERROR(cudaMemset(mma_ws_->data(), 0, mma_ws_->size()));
     ASSIGN_OR_RETURN(dq_ws_, Alloc(kDequantScratch));
     return Status::Ok();
   }
@@ -517,7 +520,9 @@ class CudaBackend : public Backend {
     // Q4_K / Q5_K with F16 activations: registers decode the blocks for up to 32 rows.
     // Q4_K decode batches of 9 to 256 rows, Q6_K of 2 to 256: decoded into tensor-core fragments,
     // activations through shared memory.
-    if (cuda::GemmQuantMmaPreferred(p)) return cuda::gemm_quant_mma_cuda(p, stream_);
+    if (cuda::GemmQuantMmaPreferred(p)) {
+      return cuda::gemm_quant_mma_cuda(p, stream_, 0, {mma_ws_->data(), mma_ws_->size()});
+    }
     if (cuda::GemvQuantRegApplies(p)) return cuda::gemv_quant_reg_cuda(p, stream_);
     if (cuda::GemvQuantApplies(p)) return cuda::gemv_quant_cuda(p, stream_);
     if (cuda::GemmQuantPreferred(p)) return cuda::gemm_quant_cuda(p, stream_);
@@ -550,6 +555,7 @@ class CudaBackend : public Backend {
   cublasHandle_t cublas_ = nullptr;
   std::unique_ptr<BackendBuffer> cublas_ws_;
   std::unique_ptr<BackendBuffer> attn_ws_;
+  std::unique_ptr<BackendBuffer> mma_ws_;
   std::unique_ptr<BackendBuffer> dq_ws_;               // kDequantScratch .. kDequantScratchMax
   std::vector<std::unique_ptr<BackendBuffer>> owned_;  // prepared weights
   cuda::BusyTimer busy_;

@@ -68,6 +68,17 @@ cudaError_t LaunchClustered(void (*kernel)(KernelArgs...), dim3 grid, dim3 block
                               std::forward<Args>(args)...);
 }
 
+// *p += v at GPU scope with acquire-release order (a semaphore between blocks: a barrier before it
+// orders the block's writes first); returns the old value.
+__device__ __forceinline__ int AtomicAddAcqRel(int* p, int v) {
+  int old;
+  asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;"
+               : "=r"(old)
+               : "l"(p), "r"(v)
+               : "memory");
+  return old;
+}
+
 __device__ __forceinline__ float WarpSum(float v) {
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;

@@ -140,7 +140,19 @@ struct MmaRun {
   DType out_type = DType::kF32;
   const float* bias = nullptr;  // device
   int nsplit = 0;
+  bool global = false;  // the split without a cluster, through Workspace()
 };
+
+// A workspace for the global splits, as the backend holds one (zero counters).
+cuda::GemmQuantMmaWorkspace Workspace() {
+  static void* ws = [] {
+    void* p = nullptr;
+    EXPECT_EQ(cudaMalloc(&p, cuda::kGemmQuantMmaWorkspaceBytes), cudaSuccess);
+    EXPECT_EQ(cudaMemset(p, 0, cuda::kGemmQuantMmaWorkspaceBytes), cudaSuccess);
+    return p;
+  }();
+  return {ws, cuda::kGemmQuantMmaWorkspaceBytes};
+}
 
 // Runs the kernel; out[c][r] widened to F32, with the guard and unwritten-output checks.
 std::vector<float> RunMma(const QuantMatrix& q, const DevBuf& w, const DevBuf& x, const MmaRun& g) {
@@ -157,7 +169,10 @@ std::vector<float> RunMma(const QuantMatrix& q, const DevBuf& w, const DevBuf& x
   p.x_type = DType::kF16;
   p.out_type = g.out_type;
   EXPECT_TRUE(cuda::GemmQuantMmaApplies(p));
-  const Status st = cuda::gemm_quant_mma_cuda(p, nullptr, g.nsplit);
+  const Status st = g.global ? cuda::gemm_quant_mma_cuda(p, nullptr, g.nsplit, Workspace(), true)
+                             : cuda::gemm_quant_mma_cuda(
+                                   p, nullptr, g.nsplit,
+                                   g.nsplit == 0 ? Workspace() : cuda::GemmQuantMmaWorkspace{});
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   bool guards = false;
@@ -228,7 +243,9 @@ TEST_P(CudaQuantMmaTest, MatchesReference) {
 
 // k split over 1 to 8 CTAs of a cluster (Q4_K: 9 super-blocks, the last CTAs get fewer or none;
 // Q6_K: 24; 3, 5, 6, 7: ranks that reduce unequal row ranges), each tile width, and strided
-// activations and outputs; a split of 9 is refused.
+// activations and outputs; the same splits over CTAs that are not a cluster (partials added from
+// the workspace) give the cluster's result bit for bit, twice in a row (the counters are left
+// zero); a split of 9, and a global split without a workspace, are refused.
 TEST_P(CudaQuantMmaTest, EverySplitAndStride) {
   const GgmlType t = GetParam();
   const QuantMatrix q =
@@ -252,6 +269,14 @@ TEST_P(CudaQuantMmaTest, EverySplitAndStride) {
       g.nsplit = nsplit;
       const std::vector<float> got = RunMma(q, w, xd, g);
       EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), m * q.n, kHalfBound);
+      if (nsplit == 1) continue;
+      g.global = true;
+      for (int rep = 0; rep < 2; ++rep) {
+        const std::vector<float> global = RunMma(q, w, xd, g);
+        int differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) differ += FloatBits(got[i]) != FloatBits(global[i]);
+        EXPECT_EQ(differ, 0) << "the global split differs from the cluster's (run " << rep << ")";
+      }
     }
   }
   DevBuf out(q.n * 4);
@@ -264,6 +289,42 @@ TEST_P(CudaQuantMmaTest, EverySplitAndStride) {
   p.x_type = DType::kF16;
   p.out_type = DType::kF32;
   EXPECT_EQ(cuda::gemm_quant_mma_cuda(p, nullptr, 9).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(cuda::gemm_quant_mma_cuda(p, nullptr, 2, {}, true).code(),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(cuda::gemm_quant_mma_cuda(p, nullptr, 1, Workspace(), true).code(),
+            StatusCode::kInvalidArgument);
+  cuda::GemmQuantMmaWorkspace small = Workspace();
+  small.bytes = cuda::kGemmQuantMmaCounters * 4 + 1024;
+  EXPECT_EQ(cuda::gemm_quant_mma_cuda(p, nullptr, 8, small, true).code(),
+            StatusCode::kInvalidArgument);
+}
+
+// The split chosen for a matrix of 32 row tiles (4096 x 4096, 65 rows: one 128-row column tile),
+// where clusters of 4 do not all fit on an H100 / H200 and a global split may be taken, against
+// the reference; and it equals the same split given explicitly, cluster or global.
+TEST_P(CudaQuantMmaTest, ChosenSplitOf4096RowsMatchesReference) {
+  const QuantMatrix q = testing::RandomBlocks(GetParam(), 4096, 4096, 131);
+  DevBuf w(q.bytes.data(), q.bytes.size());
+  const int64_t m = 65;
+  const std::vector<float> x = Activations(m, q.k, q.k, true, 132);
+  const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
+  DevBuf xd(xb.data(), xb.size());
+  MmaRun g;
+  g.m = m;
+  const std::vector<float> chosen = RunMma(q, w, xd, g);
+  EXPECT_NORMALIZED_NEAR(Reference(q, x, q.k, m, {}).data(), chosen.data(), m * q.n, kHalfBound);
+  int equal_to = 0;
+  for (int nsplit = 2; nsplit <= 8; ++nsplit) {
+    for (bool global : {false, true}) {
+      g.nsplit = nsplit;
+      g.global = global;
+      const std::vector<float> got = RunMma(q, w, xd, g);
+      int differ = 0;
+      for (size_t i = 0; i < got.size(); ++i) differ += FloatBits(got[i]) != FloatBits(chosen[i]);
+      equal_to += differ == 0 ? 1 : 0;
+    }
+  }
+  EXPECT_GE(equal_to, 2) << "the chosen split is none of 2 to 8";
 }
 
 // A row's result does not depend on m: the rows of a 256-row call equal the same rows computed

@@ -15,6 +15,7 @@
 #include "backend/cuda/attention/warp_mma.cuh"
 #include "backend/cuda/bulk_copy.cuh"
 #include "backend/cuda/dtype.cuh"
+#include "backend/cuda/launch.cuh"
 #include "backend/cuda/matmul/act_quant.cuh"
 #include "backend/cuda/pdl.cuh"
 
@@ -148,17 +149,6 @@ __device__ __forceinline__ int BlockExclusiveScan(int v, int* red) {
   for (int w = 0; w < warp; ++w) before += red[w];
   __syncthreads();
   return before + incl - v;
-}
-
-// *p += v at GPU scope with acquire-release order (the CUTLASS-style semaphore: the barrier before
-// it orders the block's writes first); returns the old value.
-__device__ __forceinline__ int AtomicAddAcqRel(int* p, int v) {
-  int old;
-  asm volatile("atom.add.acq_rel.gpu.global.s32 %0, [%1], %2;"
-               : "=r"(old)
-               : "l"(p), "r"(v)
-               : "memory");
-  return old;
 }
 
 // The in-kernel merge of item it's (sequence, KV head): out = sum_j O_j c_j / sum_j l_j c_j with

@@ -39,6 +39,8 @@ constexpr int kSbElems = 256;
 constexpr int kXRow = 2 * kSbElems + 16;  // bytes between activation rows of a stage
 constexpr int kMaxSplit = 8;
 constexpr uint32_t kMagic = gq::kMagic2;  // half2(1024, 1024)
+constexpr size_t kCounterBytes = kGemmQuantMmaCounters * sizeof(int);
+using Workspace = GemmQuantMmaWorkspace;
 using gq::AndOr;
 
 // The formats: stored super-block bytes and the bytes of a row's slot in a stage.
@@ -67,6 +69,11 @@ struct MmaArgs {
   int64_t out_stride = 0;
   int m = 0;
   bool out_f32 = true;
+  // Global split (non-null): the CTAs of a tile are not a cluster; each writes its partial sums
+  // to part (per tile, per split: [BN / 8][kThreads] float4, the accumulator fragments as the
+  // threads hold them) and bumps the tile's counter; the last to arrive adds them.
+  float* part = nullptr;
+  int* counters = nullptr;  // [tiles], zero between calls
 };
 
 // Tiles of 64 and 128 activation rows run on warpgroup MMAs (kWg: wgmma m64nBNk16, A from the
@@ -433,7 +440,43 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
       static_cast<__half*>(a.out)[o] = __float2half_rn(v);
     }
   };
-  if (nsplit == 1) {
+  if (nsplit > 1 && a.part != nullptr) {
+    // Global split: this CTA's partial sums, then the tile's counter (acq_rel at GPU scope, after
+    // the barrier: every thread's stores are ordered before it); the last CTA of the tile adds
+    // the partials in split order (as the cluster reduction does: bit-identical to it) and
+    // stores, then zeroes the counter for the next call (which runs after this grid: pdl.cuh).
+    __shared__ int last_s;
+    const int64_t tile = static_cast<int64_t>(blockIdx.x / nsplit) * gridDim.y + blockIdx.y;
+    float4* parts = reinterpret_cast<float4*>(a.part) + tile * nsplit * (kNT * kThreads);
+#pragma unroll
+    for (int jt = 0; jt < kNT; ++jt) {
+      parts[(q * kNT + jt) * kThreads + threadIdx.x] =
+          make_float4(acc[jt][0], acc[jt][1], acc[jt][2], acc[jt][3]);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) last_s = AtomicAddAcqRel(a.counters + tile, 1) == nsplit - 1;
+    __syncthreads();
+    if (!last_s) return;
+      // Every split's fragments (this CTA's own too, as stored: the same values), all kNT loads of
+      // a split in flight at once, added in split order.
+#pragma unroll
+    for (int jt = 0; jt < kNT; ++jt) acc[jt][0] = acc[jt][1] = acc[jt][2] = acc[jt][3] = 0.0f;
+    for (int s = 0; s < nsplit; ++s) {
+      float4 v[kNT];
+#pragma unroll
+      for (int jt = 0; jt < kNT; ++jt)
+        v[jt] = __ldcg(parts + (s * kNT + jt) * kThreads + threadIdx.x);
+#pragma unroll
+      for (int jt = 0; jt < kNT; ++jt) {
+        acc[jt][0] += v[jt].x;
+        acc[jt][1] += v[jt].y;
+        acc[jt][2] += v[jt].z;
+        acc[jt][3] += v[jt].w;
+      }
+    }
+    if (threadIdx.x == 0) a.counters[tile] = 0;
+  }
+  if (nsplit == 1 || a.part != nullptr) {
 #pragma unroll
     for (int jt = 0; jt < kNT; ++jt) {
 #pragma unroll
@@ -509,24 +552,46 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
 }
 
 // CTAs splitting k (1 to 8): the most that still run in one wave (each split adds a prologue and a
-// cluster reduction; a second wave would double the time). At two CTAs per SM a left-over cluster
-// runs beside the others' second CTAs, and the resident CTA slots decide (powers of two). At one,
-// a left-over cluster idles the GPU for its whole run, so the clusters must all be resident at
+// reduction; a second wave would double the time). At two CTAs per SM a left-over cluster runs
+// beside the others' second CTAs, and the resident CTA slots decide (powers of two). At one, a
+// left-over cluster idles the GPU for its whole run, so the clusters must all be resident at
 // once: clusters(ns) says how many of ns CTAs are, fewer than SMs / ns where a GPC's SMs are not a
 // multiple of ns, and any ns from 2 to 8 may be the largest that fits (measured on an H100: Q4_K
 // 4096 x 14336 at 128 rows 91.7 -> 85.1 us with clusters counted (2 rather than 4); at 16 rows,
-// two CTAs per SM, 31.7 -> 37.3 us had they been counted too).
+// two CTAs per SM, 31.7 -> 37.3 us had they been counted too). With a workspace (global), a
+// split whose partials meet in global memory needs no cluster: any tiles * ns <= SMs is one wave;
+// it is taken where its CTAs get fewer super-blocks than the largest resident cluster's (the
+// 32-tile matrices of 4096 rows: 4 CTAs of 4 super-blocks, where clusters of 4 do not all fit and
+// 3 get 6). H200 at 128 rows (bench/results/mma-global-split-*-s19.txt): Q4_K 4096 x 14336 44.9
+// -> 38.4 us, Q6_K 56.0 -> 45.7, 4096 x 4096 18.3 -> 17.5 and 22.1 -> 19.5; S_TG of the 8B
+// Q4_K_M at 128 sequences 13,475-13,558 -> 13,611-13,641.
+struct Split {
+  int ns = 1;
+  bool global = false;
+};
 template <typename Clusters>
-int ChooseSplit(int64_t tiles, int sbs, int64_t sms, int per_sm, Clusters clusters) {
+Split ChooseSplit(int64_t tiles, int sbs, int64_t sms, int per_sm, bool global, Clusters clusters) {
   if (per_sm > 1) {
     int ns = 1;
     while (ns * 2 <= kMaxSplit && ns * 2 <= sbs && tiles * ns * 2 <= sms * per_sm) ns *= 2;
-    return ns;
+    return {ns, false};
   }
+  Split best;
   for (int ns = std::min(kMaxSplit, sbs); ns > 1; --ns) {
-    if (tiles <= clusters(ns)) return ns;
+    if (tiles <= clusters(ns)) {
+      best.ns = ns;
+      break;
+    }
   }
-  return 1;
+  if (global) {
+    auto per = [sbs](int ns) { return (sbs + ns - 1) / ns; };
+    for (int ns = std::min(kMaxSplit, sbs); ns > best.ns; --ns) {
+      if (tiles * ns > sms || per(ns) >= per(best.ns)) continue;
+      while (ns > 2 && per(ns - 1) == per(ns)) --ns;  // the fewest CTAs for that many
+      return {ns, true};
+    }
+  }
+  return best;
 }
 
 // The driver's tensor-map encoder (through the runtime: Forge links no driver library).
@@ -567,7 +632,7 @@ StatusOr<CUtensorMap> ActivationMap(const MmaArgs& a, int bn) {
 }
 
 template <class F, int BN>
-Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
+Status Launch(MmaArgs a, int nsplit, bool global, const Workspace& ws, cudaStream_t stream) {
   using L = Layout<F, BN>;
   auto* kernel = gemm_quant_mma_kernel<F, BN>;
   static std::atomic<uint64_t> smem_set{0};
@@ -576,6 +641,12 @@ Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
   static std::atomic<int> resident[kMaxSplit + 1] = {};
   const int64_t row_tiles = (a.n + kBM - 1) / kBM;
   const int64_t col_tiles = (a.m + BN - 1) / BN;
+  const int64_t tiles = row_tiles * col_tiles;
+  // Whether ns CTAs a tile can meet in the workspace: its counters and partials fit.
+  auto fits = [&](int ns) {
+    return ws.data != nullptr && tiles <= kGemmQuantMmaCounters &&
+           static_cast<size_t>(tiles * ns) * BN * kBM * 4 <= ws.bytes - kCounterBytes;
+  };
   if (nsplit == 0) {
     cudaError_t failed = cudaSuccess;
     auto clusters = [&](int ns) -> int64_t {
@@ -600,8 +671,21 @@ Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
       return n;
     };
     ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
-    nsplit = ChooseSplit(row_tiles * col_tiles, a.sbs, sms, L::kCtasPerSm, clusters);
+    const Split s =
+        ChooseSplit(tiles, a.sbs, sms, L::kCtasPerSm, fits(std::min(kMaxSplit, a.sbs)), clusters);
     CUDA_RETURN_IF_ERROR(failed);
+    nsplit = s.ns;
+    global = s.global;
+  } else if (global && !fits(nsplit)) {
+    return InvalidArgumentError("gemm_quant_mma_cuda: a global split of " + std::to_string(nsplit) +
+                                " needs a workspace of " +
+                                std::to_string(kCounterBytes + tiles * nsplit * BN * kBM * 4) +
+                                " bytes");
+  }
+  global = global && nsplit > 1;
+  if (global) {
+    a.counters = static_cast<int*>(ws.data);
+    a.part = reinterpret_cast<float*>(static_cast<char*>(ws.data) + kCounterBytes);
   }
   a.sbs_per_split = (a.sbs + nsplit - 1) / nsplit;
   const dim3 grid(static_cast<unsigned>(row_tiles * nsplit), static_cast<unsigned>(col_tiles));
@@ -610,17 +694,19 @@ Status Launch(MmaArgs a, int nsplit, cudaStream_t stream) {
     ASSIGN_OR_RETURN(tx, ActivationMap(a, BN));
   }
   CUDA_RETURN_IF_ERROR(LaunchWithAttributes(kernel, grid, dim3(kThreads), L::kBytes, stream,
-                                            static_cast<unsigned>(nsplit), true, a, tx));
+                                            static_cast<unsigned>(global ? 1 : nsplit), true, a,
+                                            tx));
   CUDA_RETURN_IF_LAUNCH_ERROR("gemm_quant_mma_kernel");
   return Status::Ok();
 }
 
 template <class F>
-Status LaunchM(const MmaArgs& a, int nsplit, cudaStream_t stream) {
-  if (a.m <= 16) return Launch<F, 16>(a, nsplit, stream);
-  if (a.m <= 32) return Launch<F, 32>(a, nsplit, stream);
-  if (a.m <= 64) return Launch<F, 64>(a, nsplit, stream);
-  return Launch<F, 128>(a, nsplit, stream);
+Status LaunchM(const MmaArgs& a, int nsplit, bool global, const Workspace& ws,
+               cudaStream_t stream) {
+  if (a.m <= 16) return Launch<F, 16>(a, nsplit, global, ws, stream);
+  if (a.m <= 32) return Launch<F, 32>(a, nsplit, global, ws, stream);
+  if (a.m <= 64) return Launch<F, 64>(a, nsplit, global, ws, stream);
+  return Launch<F, 128>(a, nsplit, global, ws, stream);
 }
 
 }  // namespace
@@ -649,7 +735,8 @@ bool GemmQuantMmaPreferred(const MatmulParams& p) {
   return p.m >= (p.w.type == GgmlType::kQ6_K ? 2 : 9);
 }
 
-Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nsplit) {
+Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nsplit,
+                           GemmQuantMmaWorkspace ws, bool global_split) {
   if (!GemmQuantMmaApplies(p)) {
     return InvalidArgumentError("gemm_quant_mma_cuda: " + std::string(TypeName(p.w.type)) + " [" +
                                 std::to_string(p.w.rows) + ", " + std::to_string(p.w.cols) +
@@ -672,9 +759,14 @@ Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nspli
   a.out_stride = p.out_stride ? p.out_stride : p.w.rows;
   a.m = static_cast<int>(p.m);
   a.out_f32 = p.out_type == DType::kF32;
+  if (global_split && (nsplit < 2 || ws.data == nullptr || ws.bytes < kCounterBytes)) {
+    return InvalidArgumentError(
+        "gemm_quant_mma_cuda: a global split takes nsplit 2 to 8 and a workspace");
+  }
+  if (ws.bytes < kCounterBytes) ws = {};
   if (nsplit > a.sbs) nsplit = 1;
-  if (p.w.type == GgmlType::kQ6_K) return LaunchM<Q6K>(a, nsplit, stream);
-  return LaunchM<Q4K>(a, nsplit, stream);
+  if (p.w.type == GgmlType::kQ6_K) return LaunchM<Q6K>(a, nsplit, global_split, ws, stream);
+  return LaunchM<Q4K>(a, nsplit, global_split, ws, stream);
 }
 
 }  // namespace forge::cuda

@@ -4,7 +4,9 @@
 // Design. A CTA of 8 warps owns 128 weight rows (16 per warp) and a tile of 16, 32, 64 or 128
 // activation rows; the k range may be split over a cluster of 2 to 8 CTAs (as many as still run
 // in one wave) whose F32 partial sums are added in rank order through distributed shared
-// memory (deterministic).
+// memory (deterministic), or, with a workspace, over CTAs that are not a cluster, whose partial
+// sums the last of them adds from global memory in the same order (where clusters of that many
+// do not all fit at once).
 // Per 256-element super-block, cp.async stages the CTA's 128 stored rows (144 bytes each) and the
 // tile's activations into a ring of 2-3 stages (tiles of 64 and 128 rows: the activations by the
 // TMA unit, four 64-element boxes per stage through a tensor map, completed on the stage's
@@ -51,8 +53,24 @@ bool GemmQuantMmaApplies(const MatmulParams& p);
 // dequantize + cuBLAS keep the work.
 bool GemmQuantMmaPreferred(const MatmulParams& p);
 
-// Requires: GemmQuantMmaApplies(p) (else InvalidArgument). nsplit: the CTAs of a cluster splitting
-// k (1 to 8; 0: chosen to fill the GPU).
-Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nsplit = 0);
+// Scratch for k splits whose CTAs are not a cluster (a "global" split: each CTA writes its F32
+// partial sums to the workspace, the last of a tile adds them in split order, bit-identical to a
+// cluster of as many CTAs): [kGemmQuantMmaCounters int32 counters, zero before the first call;
+// every call leaves them zero][partials: tiles x nsplit x 128 x (16 to 128) floats]. One stream at
+// a time (calls on one stream are ordered). kGemmQuantMmaWorkspaceBytes holds one wave of 128-row
+// tiles at one CTA an SM on GPUs of up to 256 SMs.
+inline constexpr int64_t kGemmQuantMmaCounters = 4096;
+inline constexpr size_t kGemmQuantMmaWorkspaceBytes =
+    kGemmQuantMmaCounters * 4 + size_t{256} * 128 * 128 * 4;
+struct GemmQuantMmaWorkspace {
+  void* data = nullptr;
+  size_t bytes = 0;
+};
+
+// Requires: GemmQuantMmaApplies(p) (else InvalidArgument). nsplit: the CTAs splitting k (1 to 8;
+// 0: chosen to fill the GPU, from clusters and, with a workspace, global splits); global_split
+// (nsplit 2 to 8 and a workspace that holds it): that split without a cluster.
+Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nsplit = 0,
+                           GemmQuantMmaWorkspace ws = {}, bool global_split = false);
 
 }  // namespace forge::cuda

@@ -320,6 +320,9 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
     ASSIGN_OR_RETURN(void* x, r.Alloc(static_cast<size_t>(max_m) * k * 2));
     ASSIGN_OR_RETURN(void* out, r.Alloc(static_cast<size_t>(max_m) * n * 2));
     ASSIGN_OR_RETURN(void* scratch, r.Alloc(static_cast<size_t>(kSlabBytes)));
+    // The quantized matmul's workspace as the backend gives it (global k splits; zero counters).
+    ASSIGN_OR_RETURN(void* mma_ws, r.Alloc(kGemmQuantMmaWorkspaceBytes));
+    CUDA_RETURN_IF_ERROR(cudaMemset(mma_ws, 0, kGemmQuantMmaWorkspaceBytes));
     RETURN_IF_ERROR(FillValues(x, o.x_type, static_cast<size_t>(max_m) * k, 7));
     const int64_t slab = std::max<int64_t>(1, std::min<int64_t>(n, kSlabBytes / (k * 2)));
     for (GgmlType type : o.formats) {
@@ -377,7 +380,7 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
         if (GemmQuantMmaApplies(p)) {
           auto mma = [&](int c) {
             p.w.data = w.copy(c);
-            return gemm_quant_mma_cuda(p, nullptr);
+            return gemm_quant_mma_cuda(p, nullptr, 0, {mma_ws, kGemmQuantMmaWorkspaceBytes});
           };
           ASSIGN_OR_RETURN(ms, Time(r, w.copies, o.repetitions, mma));
         }
@@ -400,6 +403,7 @@ StatusOr<std::vector<GemmQuantBenchRow>> RunGemmQuantBench(const GemmQuantBenchO
       r.Free(w.data);
     }
     r.Free(scratch);
+    r.Free(mma_ws);
     r.Free(x);
     r.Free(out);
   }
