@@ -514,8 +514,8 @@ class CudaBackend : public Backend {
   // activation type in the scratch buffer, each followed by its GEMM (F32 activations: always).
   Status QuantMatmul(const MatmulParams& p) {
     if (p.m == 0) return Status::Ok();
-    // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K with one activation row (one stream): two
-    // int8 terms, DP4A.
+    // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K with one activation row (one
+    // stream): two int8 terms, DP4A.
     if (cuda::GemvQuantDp4aApplies(p)) return cuda::gemv_quant_dp4a_cuda(p, stream_);
     // Q4_K / Q5_K with F16 activations: registers decode the blocks for up to 32 rows.
     // Q4_K decode batches of 9 to 256 rows, Q6_K of 2 to 256: decoded into tensor-core fragments,

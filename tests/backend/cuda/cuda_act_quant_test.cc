@@ -4,8 +4,8 @@
 // (two int8 terms per element, per 32-element block the scale / 254 and the F32 sum in the kernel's
 // order); the GEMV given that form (MatmulParams::xq) gives what the GEMV computing it itself gives
 // (the same products; the small-CTA form of Q4_K / Q5_K sums a row's chunks in another order, the
-// warp-staged form of Q8_0 / Q4_0 / Q6_K in the same: within 1e-6), in Q4_K, Q5_K, Q6_K, Q8_0 and
-// Q4_0 at k = 4096 and 14336 (and 3328 but Q6_K, whose k must be a multiple of 2048, from
+// warp-staged form of the others in the same: within 1e-6), in each of its formats at k = 4096 and
+// 14336 (and 3328 but Q6_K, Q3_K and Q2_K, whose k must be a multiple of 2048 or 1024, from
 // add_rmsnorm_cuda); decode attention writes it for its output row (in its own kernels or the
 // separate act_quant_cuda); bad shapes are refused; and the backend offers the form exactly where
 // the GEMV takes one activation row.
@@ -116,7 +116,8 @@ void ExpectSameGemv(const std::vector<float>& with, const std::vector<float>& wi
 }
 
 // The form an op wrote (out_q) beside its F16 row (xb, as downloaded from out) is the host's form
-// of that row, and the GEMV of Q4_K, Q5_K, Q6_K, Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 weights takes it.
+// of that row, and the GEMV of Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1
+// weights takes it.
 void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf& out,
                                     const DevBuf& out_q, int64_t k, uint64_t seed) {
   bool guards = false;
@@ -124,10 +125,12 @@ void ExpectTheFormAndTheGemvTakesIt(const std::vector<uint8_t>& xb, const DevBuf
   ASSERT_TRUE(guards) << "write past the form";
   const std::vector<uint8_t> want = HostForm(HalfRow(xb, k));
   ASSERT_EQ(std::memcmp(form.data(), want.data(), want.size()), 0);
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0,
-                     GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
+  for (GgmlType t :
+       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ2_K, GgmlType::kQ3_K,
+        GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     if (t == GgmlType::kQ5_K && k >= 8192) continue;  // outside the DP4A GEMV
-    if (t == GgmlType::kQ6_K && k % 2048 != 0) continue;
+    if ((t == GgmlType::kQ6_K || t == GgmlType::kQ3_K) && k % 2048 != 0) continue;
+    if (t == GgmlType::kQ2_K && k % 1024 != 0) continue;
     // 100 rows: under 2 MB, the staged kernel; 3001 (7 MB at k = 4096): every format the
     // warp-staged form; 7001: Q4_K from 16 MB (k = 4096, 14336) the small-CTA form, the others
     // the warp-staged one (the last CTA part full in both).

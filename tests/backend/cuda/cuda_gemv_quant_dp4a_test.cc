@@ -1,7 +1,8 @@
-// gemv_quant_dp4a_cuda (Q4_K, Q5_K, Q6_K, Q8_0 and Q4_0 weights, one F16 activation row as two
-// int8 terms, DP4A) against the CPU reference on the same dequantized weights and the same
-// F16-rounded activations: a partial chunk (k of 3 super-blocks), one chunk (Q6_K, k = 2048), long
-// rows (k = 14336, 7 chunks), several row groups per warp and a row count no group size divides,
+// gemv_quant_dp4a_cuda (Q4_K, Q5_K, Q6_K, Q2_K, Q3_K, Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 weights, one
+// F16 activation row as two int8 terms, DP4A) against the CPU reference on the same dequantized
+// weights and the same F16-rounded activations: a partial chunk (k of 3 super-blocks, Q2_K 4),
+// one chunk (Q6_K and Q3_K, k = 2048), long rows (k = 14336, 7 chunks), several row groups per
+// warp and a row count no group size divides,
 // narrow matrices whose chunks several warps split, activations with outliers, bias or none, F32
 // and F16 out; a NaN activation reaching every row; which matmuls it takes; and that the
 // backend's one-stream matmul in those formats is this kernel.
@@ -52,6 +53,14 @@ std::vector<QuantMatrix> Matrices() {
   // Narrow: warps split each row group's chunks (2 ways here, 4 for the 9-row matrices).
   ms.push_back(testing::RandomBlocks(GgmlType::kQ4_K, 1000, 4096, 74));
   ms.push_back(testing::RandomBlocks(GgmlType::kQ6_K, 1000, 4096, 75));
+  // Q2_K: k a multiple of 1024 (a partial chunk of 4 super-blocks); Q3_K: of 2048, as Q6_K.
+  for (GgmlType t : {GgmlType::kQ2_K, GgmlType::kQ3_K}) {
+    const int64_t k0 = t == GgmlType::kQ2_K ? 1024 : 2048;
+    ms.push_back(testing::RandomBlocks(t, 72, k0, 81));
+    ms.push_back(testing::QuantizedRandom(t, 9, 14336, 82));
+    ms.push_back(testing::RandomBlocks(t, 5003, t == GgmlType::kQ2_K ? 3072 : 4096, 83));
+    ms.push_back(testing::RandomBlocks(t, 1000, 4096, 84));
+  }
   for (GgmlType t : {GgmlType::kQ5_K, GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1,
                      GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     ms.push_back(testing::RandomBlocks(t, 72, 768, 71));  // a partial chunk
@@ -59,8 +68,9 @@ std::vector<QuantMatrix> Matrices() {
     ms.push_back(testing::QuantizedRandom(t, 9, t == GgmlType::kQ5_K ? 4096 : 14336, 72));
     ms.push_back(testing::RandomBlocks(t, 5003, 1280, 73));
   }
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0,
-                     GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
+  for (GgmlType t :
+       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ2_K, GgmlType::kQ3_K,
+        GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     QuantMatrix o;
     if (testing::OracleMatrix(t, "blk.0.ffn_down.weight", &o) && o.k % 2048 == 0 &&
         (t != GgmlType::kQ5_K || o.k < 8192)) {
@@ -117,8 +127,9 @@ TEST(CudaGemvQuantDp4aTest, MatchesTheReference) {
 // quantizing x to int8 must not turn it into a finite value.
 TEST(CudaGemvQuantDp4aTest, NanActivationGivesNanRows) {
   FORGE_REQUIRE_GPU_OR_SKIP();
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0,
-                     GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
+  for (GgmlType t :
+       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ2_K, GgmlType::kQ3_K,
+        GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     const QuantMatrix q = testing::QuantizedRandom(t, 40, 2048, 76);
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());
@@ -167,8 +178,16 @@ TEST(CudaGemvQuantDp4aTest, TakesItsFormatsWithOneF16ActivationRow) {
   EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q5_K";
   p.w = WeightView{GgmlType::kQ5_K, 4, 8192, 32 * 176, w};
   EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q5_K, k = 8192";
-  p.w = WeightView{GgmlType::kQ3_K, 4, 512, 2 * 110, w};
-  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q3_K";
+  p.w = WeightView{GgmlType::kQ2_K, 4, 1024, 4 * 84, w};
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q2_K";
+  p.w = WeightView{GgmlType::kQ2_K, 4, 512, 2 * 84, w};
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q2_K, k not a multiple of 1024";
+  p.w = WeightView{GgmlType::kQ2_K, 4, 1024, 4 * 84 + 16, w};
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q2_K, rows not as stored";
+  p.w = WeightView{GgmlType::kQ3_K, 4, 2048, 8 * 110, w};
+  EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q3_K, one chunk";
+  p.w = WeightView{GgmlType::kQ3_K, 4, 1024, 4 * 110, w};
+  EXPECT_FALSE(cuda::GemvQuantDp4aApplies(p)) << "Q3_K, part of a chunk";
   p.w = WeightView{GgmlType::kQ6_K, 4, 2048, 8 * 210, w};
   EXPECT_TRUE(cuda::GemvQuantDp4aApplies(p)) << "Q6_K, one chunk";
   p.w = WeightView{GgmlType::kQ6_K, 4, 512, 2 * 210, w};
@@ -196,8 +215,9 @@ TEST(CudaGemvQuantDp4aTest, BackendOneStreamMatmulIsThisKernel) {
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   Backend& be = **backend;
-  for (GgmlType t : {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ8_0,
-                     GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
+  for (GgmlType t :
+       {GgmlType::kQ4_K, GgmlType::kQ5_K, GgmlType::kQ6_K, GgmlType::kQ2_K, GgmlType::kQ3_K,
+        GgmlType::kQ8_0, GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0, GgmlType::kQ5_1}) {
     const QuantMatrix q = testing::RandomBlocks(t, 300, 2048, 69);
     SCOPED_TRACE(q.what);
     DevBuf w(q.bytes.data(), q.bytes.size());

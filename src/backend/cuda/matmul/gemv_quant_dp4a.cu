@@ -1,8 +1,8 @@
-// gemv_quant_dp4a_cuda (design in gemv_quant_dp4a.h): Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K
-// and Q6_K weights times one F16 activation row quantized to two int8 terms, with DP4A. One stage
-// pipeline (the kernel template) for every format; each format's part (Q45K, Q6KR, Legacy:
-// gemv_quant_dp4a_formats.cuh) reads its blocks from a stage. Formats are handled in units of 256
-// elements ("super-blocks": 8 blocks of the legacy formats).
+// gemv_quant_dp4a_cuda (design in gemv_quant_dp4a.h): Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K,
+// Q4_K, Q5_K and Q6_K weights times one F16 activation row quantized to two int8 terms, with DP4A.
+// One stage pipeline (the kernel template) for every format; each format's part (Q45K, Q6KR,
+// Legacy, Q23K: gemv_quant_dp4a_formats.cuh) reads its blocks from a stage. Formats are handled in
+// units of 256 elements ("super-blocks": 8 blocks of the legacy formats).
 #include "backend/cuda/matmul/gemv_quant_dp4a.h"
 
 #include <cuda_fp16.h>
@@ -27,6 +27,8 @@ namespace {
 
 using dp4a::kChunk;
 using dp4a::kSbElems;
+using dp4a::Q2K;
+using dp4a::Q3K;
 using dp4a::Q40;
 using dp4a::Q41;
 using dp4a::Q4K;
@@ -297,15 +299,17 @@ __global__ void __launch_bounds__(kSmallWarps * 32, 4)
 }
 
 // The warp-staged form, for activations already in act_quant.cuh's form (a.xq) and the matrices
-// TakesWStage picks: Q8_0 / Q4_0 / Q6_K (blocks of 34 / 18 / 210 bytes: not 16-byte aligned, so
-// not loaded straight into registers), Q5_K, and Q4_K under 16 MB (measured faster there than
-// the small-CTA form): small CTAs of kWsWarps warps, many in waves, as in the small-CTA form; each
-// warp takes kRows rows and all their chunks, which stream through its own kWsStages stages (bulk
-// copies by lane 0, the first before waiting for the kernel that writes x), and reads x through
-// L1. A row's sum: each lane's chunks in order, then the fixed butterfly (the staged kernel's).
+// TakesWStage picks: the legacy formats, Q2_K, Q3_K and Q6_K (blocks of 18 to 34, 84, 110 and 210
+// bytes: not 16-byte aligned, so not loaded straight into registers), Q5_K, and Q4_K under 16 MB
+// (measured faster there than the small-CTA form): small CTAs of kWsWarps warps, many in waves, as
+// in the small-CTA form; each warp takes kRows rows and all their chunks, which stream through its
+// own kWsStages stages (bulk copies by lane 0, the first before waiting for the kernel that writes
+// x), and reads x through L1. A row's sum: each lane's chunks in order, then the fixed butterfly
+// (the staged kernel's).
 constexpr int kWsWarps = 4;
 constexpr int kWsStages = 3;
-// A stage's stride: Load16At2 reads up to 4 bytes past the last block of a stage.
+// A stage's stride: the parts' unaligned loads read up to 6 bytes past the last block of a stage
+// (Q3_K's Load16At2 of its last 14 bytes).
 template <class F>
 constexpr int WsStageBytes() {
   return (F::kStageBytes + 16 + 15) / 16 * 16;
@@ -397,9 +401,10 @@ constexpr bool kHasWStage = requires {
 };
 
 // Whether a matrix of `bytes` (with the form, kFormSmallFromBytes or more) takes the warp-staged
-// form: Q8_0, Q4_0 always; Q6_K below kQ6WStageBelowBytes; Q5_K always (H200, against the
-// small-CTA form: 14336 x 4096 2.36 -> 2.42-2.48 TB/s, 4096 x 4096 1.79-1.80 -> 2.27-2.29, 6144 x
-// 4096 2.15-2.16 -> 2.35, 28672 x 4096 2.53-2.57 -> 2.95-2.97); Q4_K below kQ4KWStageBelowBytes.
+// form: the legacy formats, Q2_K and Q3_K always; Q6_K below kQ6WStageBelowBytes; Q5_K always
+// (H200, against the small-CTA form: 14336 x 4096 2.36 -> 2.42-2.48 TB/s, 4096 x 4096 1.79-1.80
+// -> 2.27-2.29, 6144 x 4096 2.15-2.16 -> 2.35, 28672 x 4096 2.53-2.57 -> 2.95-2.97); Q4_K below
+// kQ4KWStageBelowBytes.
 template <class F>
 bool TakesWStage(int64_t bytes) {
   if constexpr (!kHasWStage<F>) {
@@ -527,6 +532,10 @@ auto WithFormat(const WeightView& w, Fn&& fn) {
       return fn(Q50{});
     case GgmlType::kQ5_1:
       return fn(Q51{});
+    case GgmlType::kQ2_K:
+      return fn(Q2K{});
+    case GgmlType::kQ3_K:
+      return fn(Q3K{});
     default:
       return fn(nullptr);
   }
@@ -551,8 +560,13 @@ bool TakesShape(const WeightView& w, int64_t m, DType x_type, DType out_type) {
   if (out_type != DType::kF32 && out_type != DType::kF16) return false;
   if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return false;
   if (w.cols < kSbElems || w.cols % kSbElems != 0 || w.cols > (int64_t{1} << 24)) return false;
-  // Q6_K: whole chunks, so every bulk copy is a multiple of 16 bytes from a 16-byte boundary.
-  if (w.type == GgmlType::kQ6_K && w.cols % (kChunk * kSbElems) != 0) return false;
+  // Every bulk copy is a multiple of 16 bytes from a 16-byte boundary: Q6_K and Q3_K (210 and 110
+  // bytes a super-block) whole chunks, Q2_K (84) whole groups of 4 super-blocks.
+  if ((w.type == GgmlType::kQ6_K || w.type == GgmlType::kQ3_K) &&
+      w.cols % (kChunk * kSbElems) != 0) {
+    return false;
+  }
+  if (w.type == GgmlType::kQ2_K && w.cols % (4 * kSbElems) != 0) return false;
   // Q5_K: faster than the register-decoding GEMV at k = 4096 (20.1 against 24.8 us on 14336 x
   // 4096), slower at k = 14336 (24.3 against 21.4 us on 4096 x 14336; gemv-h200-2026-11-22-s8h).
   if (w.type == GgmlType::kQ5_K && w.cols >= 8192) return false;

@@ -1,6 +1,7 @@
 // gemv_quant_dp4a_cuda: the one-stream decode GEMV (one F16 activation row) for Q4_K, Q5_K, Q6_K,
-// Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 weights, with the activations as two int8 terms and the weights'
-// 4- to 8-bit values multiplied with them by DP4A (four products and their sum in one instruction).
+// Q2_K, Q3_K, Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1 weights, with the activations as two int8 terms and
+// the weights' 2- to 8-bit values multiplied with them by DP4A (four products and their sum in one
+// instruction).
 //
 // Design (measured on the H200 against the register-decoding MMA kernel, which is issue- and
 // latency-bound at ~4.4 issued lane instructions a weight and ~35% of its issue slots):
@@ -24,7 +25,12 @@
 //   16 elements (one sub-block each) sharing their low-bit and high-bit bytes; 6-bit values as
 //   bytes (3 logic ops a word), 32 DP4As, the -32 offset from the runs' activation sums, the int8
 //   sub-block scales by byte permutes. Q8_0 / Q4_0: a lane takes 2 blocks of 32 (2 or 4 rows a
-//   stage), 16 DP4As a block, Q4_0's -8 offset from the blocks' activation sums.
+//   stage), 16 DP4As a block, Q4_0's -8 offset from the blocks' activation sums. Q2_K / Q3_K
+//   (4 rows a stage: 2,688 / 3,520 bytes): a lane takes 64 elements, 4 groups of 16 with a scale
+//   each, from 32 qs bytes (and all 32 hmask bytes); 2- or 3-bit values as bytes (the second
+//   32-element block's left in place, 4 times their value, against 4 times its sums and a quarter
+//   of its scale: no shift), 8 DP4As a group; Q2_K's mins and Q3_K's -4 offset from the groups'
+//   activation sums (integer, 16 elements: the form's F32 sums are per 32).
 // - A row's partial sums are added across the warp in a fixed butterfly order after its last
 //   chunk (deterministic).
 // - x's layouts: a warp step's 32 lanes read 8 super-blocks' activations at once. The form in
@@ -42,15 +48,16 @@
 //   kernel with the form). Smaller matrices stay staged (one CTA an SM under 12 MB). The bound
 //   was 12 MB (H100, s13: 367 -> 376 against every matrix small); on the H200 with the
 //   lane-major form, 2 MB (every matrix of the 8B) measured +0.9% over 12 MB.
-// - Q8_0 / Q4_0 / Q6_K blocks (34 / 18 / 210 bytes) are not 16-byte aligned, so they do not load
-//   straight into registers; with the form, matrices of 2 MB or more (Q6_K: below 256 MB) take a
-//   warp-staged form instead: small CTAs of 4 warps, each warp streaming its rows' chunks through 3
-//   bulk-copy stages of its own in shared memory and reading x through L1 (no per-CTA copy of x).
-//   H200, tg128 of the 8B: Q8_0 350 -> 370 tokens/s, Q4_0 476 -> 497, Q6_K 347 -> 387, Q4_K_M 463
-//   -> 476; Q8_0 4096 x 4096 2.27 -> 2.78 TB/s, Q6_K 4096 x 14336 2.30 -> 2.70
-//   (bench/results/gemv-wstage-ab-*). Q5_K matrices and Q4_K ones under 16 MB take it too, where
-//   it measured faster than the small-CTA form (Q5_K 28672 x 4096 2.53 -> 2.96 TB/s; tg128 of the
-//   8B Q4_K_M 480-485 -> 491-493; bench/results/gemv-q4k-wstage-ab-*).
+// - Legacy, Q2_K, Q3_K and Q6_K blocks (18 to 34, 84, 110, 210 bytes) are not 16-byte aligned, so
+//   they do not load straight into registers; with the form, matrices of 2 MB or more (Q6_K: below
+//   256 MB) take a warp-staged form instead: small CTAs of 4 warps, each warp streaming its rows'
+//   chunks through 3 bulk-copy stages of its own in shared memory and reading x through L1 (no
+//   per-CTA copy of x). H200, tg128 of the 8B: Q8_0 350 -> 370 tokens/s, Q4_0 476 -> 497, Q6_K
+//   347 -> 387, Q4_K_M 463 -> 476; Q8_0 4096 x 4096 2.27 -> 2.78 TB/s, Q6_K 4096 x 14336 2.30 ->
+//   2.70 (bench/results/gemv-wstage-ab-*). Q2_K / Q3_K 14336 x 4096: 1.97 / 2.01 TB/s against the
+//   generic GEMV's 0.85 / 0.78 (H200, a scratch harness). Q5_K matrices and Q4_K ones under 16 MB
+//   take it too, where it measured faster than the small-CTA form (Q5_K 28672 x 4096 2.53 -> 2.96
+//   TB/s; tg128 of the 8B Q4_K_M 480-485 -> 491-493; bench/results/gemv-q4k-wstage-ab-*).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -60,10 +67,11 @@
 namespace forge::cuda {
 
 // Whether gemv_quant_dp4a_cuda takes this matmul: Q4_K, Q8_0, Q4_0, Q4_1, Q5_0 or Q5_1 with k a
-// multiple of 256,
-// Q5_K with k a multiple of 256 below 8192 (where it measured faster than gemv_quant_reg), or
-// Q6_K with k a multiple of 2048 (whole 1,680-byte chunks), weights with rows as stored and the
-// data 16-byte aligned, m = 1, x F16 16-byte aligned, out F32 or F16, and the quantized activations
+// multiple of 256, Q5_K with k a multiple of 256 below 8192 (where it measured faster than
+// gemv_quant_reg), Q2_K with k a multiple of 1024 (whole 336-byte groups of 4 super-blocks), or
+// Q6_K or Q3_K with k a multiple of 2048 (whole 1,680- or 880-byte chunks): every bulk copy a
+// multiple of 16 bytes from a 16-byte boundary; weights with rows as stored and the data 16-byte
+// aligned, m = 1, x F16 16-byte aligned, out F32 or F16, and the quantized activations
 // (2.25 k bytes) and the stages fitting in one CTA's shared memory.
 bool GemvQuantDp4aApplies(const MatmulParams& p);
 

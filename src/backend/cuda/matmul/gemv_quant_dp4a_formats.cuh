@@ -1,8 +1,8 @@
 // The formats' parts of the one-row DP4A GEMV (gemv_quant_dp4a.cu, design in gemv_quant_dp4a.h):
-// for Q4_K / Q5_K (Q45K), Q6_K (Q6KR) and Q8_0 / Q4_0 (Legacy), the bytes of a super-block, the
-// rows a warp reads per stage, the lane's activations from shared memory (Load) or from the form
-// in global memory (LoadForm), and a stage's rows dotted with them (Rows). Included by
-// gemv_quant_dp4a.cu only.
+// for Q4_K / Q5_K (Q45K), Q6_K (Q6KR), Q8_0 / Q4_0 / Q4_1 / Q5_0 / Q5_1 (Legacy) and Q2_K / Q3_K
+// (Q23K), the bytes of a super-block, the rows a warp reads per stage, the lane's activations from
+// shared memory (Load) or from the form in global memory (LoadForm), and a stage's rows dotted
+// with them (Rows). Included by gemv_quant_dp4a.cu only.
 #pragma once
 
 #include <cuda_fp16.h>
@@ -368,5 +368,160 @@ using Q40 = Legacy<LegacyKind::kQ4_0>;
 using Q41 = Legacy<LegacyKind::kQ4_1>;
 using Q50 = Legacy<LegacyKind::kQ5_0>;
 using Q51 = Legacy<LegacyKind::kQ5_1>;
+
+// 16 bytes at a 4-byte-aligned shared address: four aligned words.
+__device__ __forceinline__ uint4 Load16At4(const uint8_t* p) {
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(p);
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// 32 bytes at a 2-byte-aligned shared address: nine aligned words, funnel-shifted.
+__device__ __forceinline__ void Load32At2(const uint8_t* p, uint4& lo, uint4& hi) {
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(reinterpret_cast<uintptr_t>(p) & ~3ull);
+  const uint32_t sh = (reinterpret_cast<uintptr_t>(p) & 2) * 8;
+  uint32_t v[9];
+#pragma unroll
+  for (int i = 0; i < 9; ++i) v[i] = w[i];
+  lo = make_uint4(__funnelshift_r(v[0], v[1], sh), __funnelshift_r(v[1], v[2], sh),
+                  __funnelshift_r(v[2], v[3], sh), __funnelshift_r(v[3], v[4], sh));
+  hi = make_uint4(__funnelshift_r(v[4], v[5], sh), __funnelshift_r(v[5], v[6], sh),
+                  __funnelshift_r(v[6], v[7], sh), __funnelshift_r(v[7], v[8], sh));
+}
+
+// X64's activations with, per run i of 16 (elements 256 sb + 64 j + 16 i + [0, 16)), 254 sum(x1)
+// + sum(x2): the sums of the k-quants' 16-element groups (Q2_K's min term, Q3_K's -4 offset).
+// The second 32-element block's (runs 2, 3) sums are 4 times that and its scale / 254 (s.z) a
+// quarter, for weights read 4 times their value there (Q23K: masked in place, not shifted down).
+struct X64G {
+  int4 x1[4], x2[4];
+  float4 s;
+  int gsum[4];
+};
+
+template <bool kForm>
+__device__ __forceinline__ X64G LoadX64G(const int8_t* xq, const float2* xs, int kx, int sb, int j,
+                                         int pad) {
+  const X64 b = LoadX64<false, kForm>(xq, xs, kx, sb, j, pad);
+  X64G x;
+  const uint4 ones = make_uint4(0x01010101u, 0x01010101u, 0x01010101u, 0x01010101u);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    x.x1[i] = b.x1[i];
+    x.x2[i] = b.x2[i];
+    // |.| <= 16 * 255 * 127 < 2^19 (times 4: < 2^21).
+    x.gsum[i] = (i < 2 ? 1 : 4) * (254 * Dot16(ones, b.x1[i], 0) + Dot16(ones, b.x2[i], 0));
+  }
+  x.s = make_float4(b.s.x, b.s.y, __fmul_rn(b.s.z, 0.25f), b.s.w);  // exact: a power of 2
+  return x;
+}
+
+// Q2_K (84 bytes, so 4-byte aligned in the stage): scales[16] (per 16-element group g: low nibble
+// the scale, high nibble the min), qs[64], d, dmin (F16); element 128h + 32t + l (h < 2, t < 4,
+// l < 32) is q = bits 2t, 2t + 1 of qs[32h + l], in group (128h + 32t + l) / 16, value d (sc & 15)
+// q - dmin (sc >> 4). Q3_K (110 bytes, 2-byte aligned): hmask[32], qs[64], scales[12], d (F16);
+// q as Q2_K's plus bit h * 4 + t of hmask[l] as bit 2, value d (s - 32) (q - 4) with s the
+// group's 6-bit scale: low 4 bits scales[g] (g < 8) or scales[g - 8] >> 4, high 2 bits bits
+// 2 (g / 4), + 1 of scales[8 + g % 4]. Quarter j (h = j / 2): run i (elements 64j + 16i + [0, 16),
+// group 4j + i) is bits 4 (j & 1) + 2 (i / 2), + 1 of qs[32h + 16 (i & 1) + [0, 16)] (and bit
+// 2j + i / 2 of hmask[16 (i & 1) + [0, 16)]): 32 qs bytes, 4 scale bytes (Q3_K: their low bits
+// in scales[4 (j & 1) ..] nibble j / 2, their high bits bits 2j, 2j + 1 of scales[8..12)), all
+// 32 hmask bytes. kR rows a stage.
+template <bool kThree, int kR>
+struct Q23K {
+  static constexpr int kSbBytes = kThree ? 110 : 84;
+  static constexpr int kQs = kThree ? 32 : 16;  // offset of qs
+  static constexpr int kRows = kR;
+  static constexpr int kStageBytes = kRows * kChunk * kSbBytes;
+  using X = X64G;
+  __device__ static X Load(const int8_t* xq, const float2* xs, int kx, int sb, int j, int pad) {
+    return LoadX64G<false>(xq, xs, kx, sb, j, pad);
+  }
+  // From the form in global memory (act_quant.cuh's lane-major layout).
+  __device__ static X LoadForm(const int8_t* xq, const float2* xs, int k, int sb, int j) {
+    return LoadX64G<true>(xq, xs, k, sb, j, 0);
+  }
+  // w rotated right by r (mod 32): with a byte mask after it, bit b of every byte to bit b - r.
+  __device__ static uint32_t Rot(uint32_t w, int r) { return __funnelshift_r(w, w, r); }
+  __device__ static void Rows(const uint8_t* b, int j, const X& x, float (&acc)[kRows]) {
+    const int h = j >> 1, shift = 4 * (j & 1);
+    // The rows are independent: loaded together, their DP4A chains interleave.
+    uint4 qa[kRows], qb[kRows], ha[kRows], hb[kRows];  // qs (and hmask) bytes of runs i & 1 = 0, 1
+    uint32_t sc[kRows], hs[kRows], dm[kRows];          // scales; Q3_K's high scale bits; d (dmin)
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      const uint8_t* br = b + r * kChunk * kSbBytes;
+      if constexpr (kThree) {
+        Load32At2(br, ha[r], hb[r]);
+        Load32At2(br + kQs + 32 * h, qa[r], qb[r]);
+        const uint4 t = Load16At2(br + 96);  // scales[0, 12), d
+        sc[r] = (j & 1) ? t.y : t.x;
+        hs[r] = t.z;
+        dm[r] = t.w;
+      } else {
+        sc[r] = *reinterpret_cast<const uint32_t*>(br + 4 * j);
+        qa[r] = Load16At4(br + kQs + 32 * h);
+        qb[r] = Load16At4(br + kQs + 16 + 32 * h);
+        dm[r] = *reinterpret_cast<const uint32_t*>(br + 80);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      uint32_t scales = sc[r];  // byte i: run i's scale (and min)
+      if constexpr (kThree) {
+        scales = ((scales >> (4 * h)) & kLowNibbles) | (((hs[r] >> (2 * j)) & 0x03030303u) << 4);
+      }
+      int iq[2] = {0, 0}, im[2] = {0, 0};  // per 32-element block of x: the q and min terms
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        // Block 0 (runs 0, 1): q in bits 0, 1 (Q3_K: the hmask bit in bit 2); block 1: 4 q in
+        // bits 2, 3 (the hmask bit in bit 4), against its 4-times sums and quartered scale.
+        const uint32_t qmask = i < 2 ? 0x03030303u : 0x0C0C0C0Cu;
+        const uint4 q = (i & 1) ? qb[r] : qa[r];
+        uint4 v = make_uint4((q.x >> shift) & qmask, (q.y >> shift) & qmask, (q.z >> shift) & qmask,
+                             (q.w >> shift) & qmask);
+        if constexpr (kThree) {
+          // Bit 2j of each hmask byte to bit 2 (block 0), bit 2j + 1 to bit 4 (block 1).
+          const uint4& hm = (i & 1) ? hb[r] : ha[r];
+          const int rot = (i < 2 ? 2 * j + 30 : 2 * j + 29) & 31;
+          const uint32_t hmask = i < 2 ? 0x04040404u : 0x10101010u;
+          v = make_uint4(v.x | (Rot(hm.x, rot) & hmask), v.y | (Rot(hm.y, rot) & hmask),
+                         v.z | (Rot(hm.z, rot) & hmask), v.w | (Rot(hm.w, rot) & hmask));
+        }
+        // sum(v (254 x1 + x2)) over the run: |.| <= 16 * 28 * 255 * 127 < 2^24.
+        const int dot = 254 * Dot16(v, x.x1[i], 0) + Dot16(v, x.x2[i], 0);
+        const int byte = static_cast<int>((scales >> (8 * i)) & 0xFFu);
+        if constexpr (kThree) {
+          // (s - 32) sum((q - 4) x), block 1 times 4: |.| <= 32 * 16 * 16 * 255 * 127 < 2^29 a
+          // run.
+          iq[i >> 1] += (byte - 32) * (dot - 4 * x.gsum[i]);
+        } else {
+          // sc sum(q x) < 2^27 and m sum(x) < 2^25 a run (4-bit sc, m; block 1 times 4).
+          iq[i >> 1] += (byte & 0xF) * dot;
+          im[i >> 1] += (byte >> 4) * x.gsum[i];
+        }
+      }
+      // Each block's two runs: exact in int32, as F32 within 2^-24 of itself.
+      const float tq =
+          __fmaf_rn(static_cast<float>(iq[0]), x.s.x, __fmul_rn(static_cast<float>(iq[1]), x.s.z));
+      if constexpr (kThree) {
+        const float d = __half2float(__ushort_as_half(static_cast<unsigned short>(dm[r])));
+        acc[r] = __fmaf_rn(d, tq, acc[r]);
+      } else {
+        const float tm = __fmaf_rn(static_cast<float>(im[0]), x.s.x,
+                                   __fmul_rn(static_cast<float>(im[1]), x.s.z));
+        const float2 d = __half22float2(*reinterpret_cast<const __half2*>(&dm[r]));
+        acc[r] = __fmaf_rn(-d.y, tm, __fmaf_rn(d.x, tq, acc[r]));
+      }
+    }
+  }
+};
+// 4 rows a stage (2,688 / 3,520 bytes). H200, with the form (warp-staged; timed by a scratch
+// harness rotating over 256 MB of copies, not forge bench), TB/s at 4 rows against 6 / 8 (Q2_K)
+// and 2 / 3 (Q3_K): Q2_K 14336 x 4096 1.97 (1.92, 1.92), 4096 x 14336 1.78 (1.58, 1.63), 4096 x
+// 4096 1.61 (1.51, 1.55), 28672 x 4096 2.39 (2.40, 2.43); Q3_K 2.01 (1.70, 1.78), 1.67 (1.88,
+// 1.43), 1.61 (1.34, 1.25), 2.15 (1.81, 1.98). The generic GEMV there: Q2_K 0.85, 0.64, 0.38,
+// 0.68; Q3_K 0.78, 0.61, 0.41, 0.71.
+using Q2K = Q23K<false, 4>;
+using Q3K = Q23K<true, 4>;
 
 }  // namespace forge::cuda::dp4a
