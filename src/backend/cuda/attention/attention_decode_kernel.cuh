@@ -575,30 +575,48 @@ __global__ void __launch_bounds__(kThreads, 2)
     __syncthreads();
     const int64_t tq = p.cu_seqlens_q[cur.s];
     const int64_t first_part = kSplit ? int64_t{plan[cur.s]} * p.n_heads : 0;
-    for (int idx = threadIdx.x; idx < G * D; idx += kThreads) {
-      const int row = idx / D, d = idx % D;
+    // The row's form (!kSplit: one query row) is made from a shared copy of the item's F16
+    // outputs (the q buffer, unused without kSplit), not read back from global memory.
+    const bool form_here = !kSplit && std::is_same_v<T, __half> && D % 32 == 0 && a.out_q;
+    T* out_s = reinterpret_cast<T*>(smem + Smem::kQ);  // [G][D] (G * D * 2 <= kQBytes)
+    // Each thread takes runs of 4 outputs of one row: the row's weights (exp2f of the 4 warps'
+    // maxima) once a run, the partial outputs as float4; each output's sum is formed as before
+    // (warps in order), bit for bit.
+    static_assert(D % 4 == 0 && kMaxRows * D * 2 <= kQBytes);
+    for (int idx = threadIdx.x; idx < G * D / 4; idx += kThreads) {
+      const int row = 4 * idx / D, d = 4 * idx % D;
       float mmax = -INFINITY;
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) {
         if (l_s[w * kMaxRows + row] > 0.0f) mmax = fmaxf(mmax, m_s[w * kMaxRows + row]);
       }
-      float sum = 0.0f, acc = 0.0f;
+      float sum = 0.0f, acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
       for (int w = 0; w < kWarps; ++w) {
         const float lw = l_s[w * kMaxRows + row];
         if (lw > 0.0f) {
           const float c = exp2f(m_s[w * kMaxRows + row] - mmax);
           sum += lw * c;
-          acc += o_s[(w * kMaxRows + row) * D + d] * c;
+          const float4 ow = *reinterpret_cast<const float4*>(o_s + (w * kMaxRows + row) * D + d);
+          acc[0] += ow.x * c;
+          acc[1] += ow.y * c;
+          acc[2] += ow.z * c;
+          acc[3] += ow.w * c;
         }
       }
       const int64_t h = int64_t{cur.kvh} * G + row;
       if (!kSplit || cur.n_split == 1) {
-        static_cast<T*>(p.out)[(tq * p.n_heads + h) * D + d] =
-            FromF32<T>(sum > 0.0f ? acc / sum : 0.0f);
+        T* out = static_cast<T*>(p.out) + (tq * p.n_heads + h) * D + d;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const T v = FromF32<T>(sum > 0.0f ? acc[e] / sum : 0.0f);
+          out[e] = v;
+          if (form_here) out_s[row * D + d + e] = v;
+        }
       } else {
         const int64_t part = first_part + int64_t{cur.j} * p.n_heads + h;
-        a.part_o[part * D + d] = acc;
+        *reinterpret_cast<float4*>(a.part_o + part * D + d) =
+            make_float4(acc[0], acc[1], acc[2], acc[3]);
         if (d == 0) {
           a.part_ml[2 * part] = mmax;
           a.part_ml[2 * part + 1] = sum;
@@ -632,8 +650,10 @@ __global__ void __launch_bounds__(kThreads, 2)
       // 32-element blocks of the row's form.
       if (a.out_q != nullptr && formed) {
         const int h0 = cur.kvh * G;
-        QuantizeUnits(static_cast<const __half*>(p.out) + (tq * p.n_heads + h0) * D, G * D / 8,
-                      h0 * D, static_cast<int>(p.n_heads * D), a.out_q);
+        const __half* src = form_here
+                                ? reinterpret_cast<const __half*>(out_s)
+                                : static_cast<const __half*>(p.out) + (tq * p.n_heads + h0) * D;
+        QuantizeUnits(src, G * D / 8, h0 * D, static_cast<int>(p.n_heads * D), a.out_q);
       }
     }
     cur = next;
