@@ -456,9 +456,9 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
     __syncthreads();
     if (threadIdx.x == 0) last_s = AtomicAddAcqRel(a.counters + tile, 1) == nsplit - 1;
     __syncthreads();
+    // The last: every split's fragments (this CTA's own too, as stored: the same values), all kNT
+    // loads of a split in flight at once, added in split order.
     if (!last_s) return;
-      // Every split's fragments (this CTA's own too, as stored: the same values), all kNT loads of
-      // a split in flight at once, added in split order.
 #pragma unroll
     for (int jt = 0; jt < kNT; ++jt) acc[jt][0] = acc[jt][1] = acc[jt][2] = acc[jt][3] = 0.0f;
     for (int s = 0; s < nsplit; ++s) {
