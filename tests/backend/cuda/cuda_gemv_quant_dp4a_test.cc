@@ -2,10 +2,9 @@
 // F16 activation row as two int8 terms, DP4A) against the CPU reference on the same dequantized
 // weights and the same F16-rounded activations: a partial chunk (k of 3 super-blocks, Q2_K 4),
 // one chunk (Q6_K and Q3_K, k = 2048), long rows (k = 14336, 7 chunks), several row groups per
-// warp and a row count no group size divides,
-// narrow matrices whose chunks several warps split, activations with outliers, bias or none, F32
-// and F16 out; a NaN activation reaching every row; which matmuls it takes; and that the
-// backend's one-stream matmul in those formats is this kernel.
+// warp and a row count no group size divides, narrow matrices whose chunks several warps split,
+// activations with outliers, bias or none, F32 and F16 out; a NaN activation reaching every row;
+// which matmuls it takes; and that the backend's one-stream matmul in those formats is this kernel.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 

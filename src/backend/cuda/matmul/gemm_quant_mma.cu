@@ -642,10 +642,13 @@ Status Launch(MmaArgs a, int nsplit, bool global, const Workspace& ws, cudaStrea
   const int64_t row_tiles = (a.n + kBM - 1) / kBM;
   const int64_t col_tiles = (a.m + BN - 1) / BN;
   const int64_t tiles = row_tiles * col_tiles;
-  // Whether ns CTAs a tile can meet in the workspace: its counters and partials fit.
+  // The workspace a global split of ns CTAs a tile needs (counters, then partials), and whether
+  // the given one holds it.
+  auto needs = [&](int ns) {
+    return kCounterBytes + static_cast<size_t>(tiles * ns) * BN * kBM * 4;
+  };
   auto fits = [&](int ns) {
-    return ws.data != nullptr && tiles <= kGemmQuantMmaCounters &&
-           static_cast<size_t>(tiles * ns) * BN * kBM * 4 <= ws.bytes - kCounterBytes;
+    return ws.data != nullptr && tiles <= kGemmQuantMmaCounters && needs(ns) <= ws.bytes;
   };
   if (nsplit == 0) {
     cudaError_t failed = cudaSuccess;
@@ -678,8 +681,7 @@ Status Launch(MmaArgs a, int nsplit, bool global, const Workspace& ws, cudaStrea
     global = s.global;
   } else if (global && !fits(nsplit)) {
     return InvalidArgumentError("gemm_quant_mma_cuda: a global split of " + std::to_string(nsplit) +
-                                " needs a workspace of " +
-                                std::to_string(kCounterBytes + tiles * nsplit * BN * kBM * 4) +
+                                " needs a workspace of " + std::to_string(needs(nsplit)) +
                                 " bytes");
   }
   global = global && nsplit > 1;
