@@ -52,4 +52,22 @@ __device__ __forceinline__ void BulkCopyG2S(uint32_t dst, const void* src, uint3
       : "memory");
 }
 
+// As BulkCopyG2S, with an L2 cache policy (e.g. CreatePolicyEvictFirst()).
+__device__ __forceinline__ void BulkCopyG2S(uint32_t dst, const void* src, uint32_t bytes,
+                                            uint32_t bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], "
+      "[%1], %2, [%3], %4;" ::"r"(dst),
+      "l"(src), "r"(bytes), "r"(bar), "l"(policy)
+      : "memory");
+}
+
+// An L2 policy for lines read once a decode step (weights, K/V): they are the first to leave, so
+// what the step reads again (activations, the kernels' code) stays in L2.
+__device__ __forceinline__ uint64_t CreatePolicyEvictFirst() {
+  uint64_t p;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(p));
+  return p;
+}
+
 }  // namespace forge::cuda

@@ -28,26 +28,38 @@ constexpr int kStages = 3;          // cp.async stages per warp
 constexpr int kMaxRows = 16;        // query heads per KV head (the mma M)
 constexpr int kMaxPlanSeqs = 1024;  // most sequences the split plan holds (shared memory)
 constexpr int64_t kMaxSplits = 128;
-constexpr int64_t kMinChunkTokens = 1024;  // fewest keys per split
-constexpr int kFuseMaxRows = 8;            // query heads per KV head the in-kernel merge takes
-constexpr int kMaxCountedKvHeads = 128;    // KV heads the merge counters cover
-constexpr int kQBytes = 4096;              // the shared buffer of the next item's q rows
+// Fewest keys per split: kMinChunkPerSeq per sequence of the batch, at most kMinChunkTokens
+// (MinChunk: 128 at one sequence, 1024 from 8 on; 2 to 7 sequences were not measured apart).
+// H200, 8B Q4_K_M, S_TG at one sequence after 2,048 prompt tokens: 1024 -> 356, 512 -> 372,
+// 256 -> 381, 128 -> 395 tokens/s (with evict-first K/V and weights: 370 -> 417-419); 128 at 16
+// sequences after 512 lost 7% (3,315 -> 3,094): that batch already fills the GPU with items
+// (bench/results/decode-attn-minchunk-*-s20.txt).
+constexpr int64_t kMinChunkTokens = 1024;
+constexpr int64_t kMinChunkPerSeq = 128;
+constexpr int kFuseMaxRows = 8;          // query heads per KV head the in-kernel merge takes
+constexpr int kMaxCountedKvHeads = 128;  // KV heads the merge counters cover
+constexpr int kQBytes = 4096;            // the shared buffer of the next item's q rows
 constexpr float kLog2e = 1.4426950408889634f;
 
 // The chunk of a batch of n sequences with batch_keys keys on a GPU of `capacity` resident
 // blocks: none split where the (sequence, KV head) pairs alone fill the GPU; else the keys spread
 // so that the items (a sequence of len keys takes at most ceil(len / chunk) splits) still fit in
 // one round: with chunk >= keys * KV / (capacity - n * KV), sum ceil(len / chunk) * KV <= n * KV +
-// keys * KV / chunk <= capacity. At least kMinChunkTokens keys a split (shorter splits cost more
+// keys * KV / chunk <= capacity. At least MinChunk(n) keys a split (shorter splits cost more
 // in their merge than they gain). A sequence's splits therefore depend on the batch: the
 // GPU is compared within the bounds (DESIGN.md), and its matmuls differ by batch size anyway.
+__host__ __device__ inline int64_t MinChunk(int64_t n) {
+  const int64_t c = kMinChunkPerSeq * (n < 1 ? 1 : n);
+  return c < kMinChunkTokens ? c : kMinChunkTokens;
+}
 __host__ __device__ inline int64_t BatchChunk(int64_t batch_keys, int64_t n, int64_t n_kv_heads,
                                               int64_t capacity) {
   const int64_t pairs = n * n_kv_heads;
-  if (pairs >= capacity) return batch_keys > kMinChunkTokens ? batch_keys : kMinChunkTokens;
+  const int64_t min_chunk = MinChunk(n);
+  if (pairs >= capacity) return batch_keys > min_chunk ? batch_keys : min_chunk;
   const int64_t free = capacity - pairs;
   const int64_t c = (batch_keys * n_kv_heads + free - 1) / free;
-  return c < kMinChunkTokens ? kMinChunkTokens : c;
+  return c < min_chunk ? min_chunk : c;
 }
 
 // The split rule: a sequence of len keys is cut into ceil(len / chunk) splits (1 to kMaxSplits)
@@ -360,6 +372,9 @@ __global__ void __launch_bounds__(kThreads, 2)
   };
   // The warp's i-th tile of item it into stage i % kStages; lane r < 16 finds key r's row. Before
   // the wait (early): the item's newest key is not copied (fill_newest copies it after).
+  // K/V rows are read once a step: they leave L2 first (the step's other data and its kernels'
+  // code stay).
+  const uint64_t evict_first = CreatePolicyEvictFirst();
   auto issue = [&](const DecodeItem& it, int i, bool early = false) {
     const int key0 = it.k0 + (warp + i * kWarps) * kTileKeys;
     int64_t row = 0;
@@ -372,8 +387,8 @@ __global__ void __launch_bounds__(kThreads, 2)
       const int64_t off = __shfl_sync(0xffffffffu, row, r) + part * 8;
       const bool ok = key0 + r < it.k1;
       if (early && key0 + r == it.newest) continue;
-      CpAsync16(SmemAddr(ks + r * kLd + part * 8), ok ? k_cache + off : k_cache, ok);
-      CpAsync16(SmemAddr(vs + r * kLd + part * 8), ok ? v_cache + off : v_cache, ok);
+      CpAsync16(SmemAddr(ks + r * kLd + part * 8), ok ? k_cache + off : k_cache, ok, evict_first);
+      CpAsync16(SmemAddr(vs + r * kLd + part * 8), ok ? v_cache + off : v_cache, ok, evict_first);
     }
   };
   // Tiles 0..kStages-2 of item it, one group each (empty past its tiles): the key loop below

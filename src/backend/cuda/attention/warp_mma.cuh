@@ -21,6 +21,13 @@ __device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src, bool va
                "r"(valid ? 16 : 0)
                : "memory");
 }
+// As above, with an L2 cache policy (bulk_copy.cuh's CreatePolicyEvictFirst()).
+__device__ __forceinline__ void CpAsync16(uint32_t dst, const void* src, bool valid,
+                                          uint64_t policy) {
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(dst),
+               "l"(src), "r"(valid ? 16 : 0), "l"(policy)
+               : "memory");
+}
 __device__ __forceinline__ void CpAsyncCommit() {
   asm volatile("cp.async.commit_group;\n" ::: "memory");
 }

@@ -171,9 +171,11 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
     const int s = static_cast<int>(t % kStages);
     const uint32_t bytes = static_cast<uint32_t>(nsb * kSbBytes);
     MbarExpectTx(bars + 8 * s, bytes * nr);
+    const uint64_t pol = CreatePolicyEvictFirst();
     for (int r = 0; r < nr; ++r) {
       BulkCopyG2S(bufs + s * kStageBytes + r * kChunk * kSbBytes,
-                  a.w + (row0 + r0 + r) * a.row_bytes + c * kChunk * kSbBytes, bytes, bars + 8 * s);
+                  a.w + (row0 + r0 + r) * a.row_bytes + c * kChunk * kSbBytes, bytes, bars + 8 * s,
+                  pol);
     }
   };
   StartStages<kStages>(lane, bars, stages_total, issue);
@@ -339,9 +341,10 @@ __global__ void __launch_bounds__(kWsWarps * 32, 4)
     const int s = c % kWsStages;
     const uint32_t bytes = static_cast<uint32_t>(nsb * kSbBytes);
     MbarExpectTx(bars + 8 * s, bytes * nr);
+    const uint64_t pol = CreatePolicyEvictFirst();
     for (int r = 0; r < nr; ++r) {
       BulkCopyG2S(bufs + s * kStride + r * kChunk * kSbBytes,
-                  a.w + (row0 + r) * a.row_bytes + c * kChunk * kSbBytes, bytes, bars + 8 * s);
+                  a.w + (row0 + r) * a.row_bytes + c * kChunk * kSbBytes, bytes, bars + 8 * s, pol);
     }
   };
   StartStages<kWsStages>(lane, bars, chunks, issue);
