@@ -205,6 +205,14 @@ TEST_P(CudaDecodeAttentionTest, LongContextsAndMixedBatches) {
     ASSERT_EQ(cuda::AttentionDecodeSplits(d.params(), lens, 5), 1);
     ASSERT_EQ(cuda::AttentionDecodeSplits(d.params(), lens, 3), 1);
   }
+  // The fewest keys a split: 128 per sequence of the batch, at most 1024. A lone 2,048-key
+  // sequence takes 16 splits of 128 keys (the GPU has room for its 8 KV heads x 16 items); in a
+  // batch of 8 such sequences each takes 2 of 1,024.
+  for (int64_t n : {1, 8}) {
+    const std::vector<int64_t> same(static_cast<size_t>(n), 2048);
+    DeviceBatch d(**be, MakeBatch(same, {32, 8, 128}, GetParam(), true, 16, 98));
+    EXPECT_EQ(cuda::AttentionDecodeSplits(d.params(), same, 0), n == 1 ? 16 : 2) << n;
+  }
   uint64_t seed = 100;
   // Up to 8 query heads per KV head merge in the kernel, more in the merge kernel (32 / 2).
   for (const Shape& shape :

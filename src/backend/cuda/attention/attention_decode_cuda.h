@@ -31,9 +31,9 @@ Status attention_decode_cuda(const AttentionParams& p, void* workspace, size_t w
 
 // The splits sequence `seq` of a batch with these key counts gets on the current device when the
 // workspace holds the batch (p gives the heads, block size and table width): its length over the
-// batch's chunk (its keys times the KV heads over the free resident blocks, at least 1024; none
-// where the (sequence, KV head) pairs fill the GPU), 1 to 128 pieces of whole KV blocks. It
-// depends on the batch: a sequence's result does too, within the bounds.
+// batch's chunk (its keys times the KV heads over the free resident blocks, at least min(128 n,
+// 1024) for n sequences; none where the (sequence, KV head) pairs fill the GPU), 1 to 128 pieces
+// of whole KV blocks. It depends on the batch: a sequence's result does too, within the bounds.
 int64_t AttentionDecodeSplits(const AttentionParams& p, const std::vector<int64_t>& lens,
                               int64_t seq);
 
