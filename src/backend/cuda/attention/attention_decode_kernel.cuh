@@ -31,7 +31,7 @@ constexpr int64_t kMaxSplits = 128;
 // Fewest keys per split: kMinChunkPerSeq per sequence of the batch, at most kMinChunkTokens
 // (MinChunk: 128 at one sequence, 1024 from 8 on; 2 to 7 sequences were not measured apart).
 // H200, 8B Q4_K_M, S_TG at one sequence after 2,048 prompt tokens: 1024 -> 356, 512 -> 372,
-// 256 -> 381, 128 -> 395 tokens/s (with evict-first K/V and weights: 370 -> 417-419); 128 at 16
+// 256 -> 381, 128 -> 395 tokens/s (with evict-first weights: 370 -> 417-419); 128 at 16
 // sequences after 512 lost 7% (3,315 -> 3,094): that batch already fills the GPU with items
 // (bench/results/decode-attn-minchunk-*-s20.txt).
 constexpr int64_t kMinChunkTokens = 1024;
@@ -372,8 +372,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   };
   // The warp's i-th tile of item it into stage i % kStages; lane r < 16 finds key r's row. Before
   // the wait (early): the item's newest key is not copied (fill_newest copies it after).
-  // K/V rows are read once a step: they leave L2 first (the step's other data and its kernels'
-  // code stay).
+  // K/V rows are read once a step: they leave L2 first, so what the step reads again stays
+  // (S_TG of the 8B Q4_K_M at 64 / 128 sequences +1.4% / +0.9%, bench/results/*-s20*).
   const uint64_t evict_first = CreatePolicyEvictFirst();
   auto issue = [&](const DecodeItem& it, int i, bool early = false) {
     const int key0 = it.k0 + (warp + i * kWarps) * kTileKeys;

@@ -11,10 +11,11 @@
 //   and funnel shifts), issued by one lane with no per-lane requests; the first before the kernel
 //   waits for the one that writes x (pdl.cuh). Streaming alone (no arithmetic) moves 14336 x 4096
 //   at ~3.4 TB/s. The copies carry an evict-first L2 policy: a decode step streams every weight
-//   byte once, and with the default policy those bytes pushed out of L2 what the step reads again,
-//   above all the kernels' own code, which each SM then fetched from memory at every launch
-//   (H200, tg128 of the 8B: Q4_K_M 467-469 -> 496-498 tokens/s, Q8_0 325-327 -> 370;
-//   bench/results/l2-evict-first-ab-*). The small-CTA form's register loads stream (ld.global.cs).
+//   byte once, and with the default policy those bytes pushed out of L2 what the step reads again
+//   (our reading, not measured directly: the kernels' own code above all, which the small
+//   latency-bound kernels then wait on). H200, tg128 of the 8B: Q4_K_M 467-469 -> 496-498
+//   tokens/s, Q8_0 325-327 -> 370 (bench/results/l2-evict-first-ab-*). The small-CTA form's
+//   register loads stream (ld.global.cs).
 // - Activations: every CTA quantizes x into shared memory once: per 32-element block scale =
 //   amax / 127, q1 = round(x / scale), q2 = round((x / scale - q1) * 254), so x = scale (q1 +
 //   q2 / 254) to within scale / 508, and the block's exact F32 sum for the minimum term. One
