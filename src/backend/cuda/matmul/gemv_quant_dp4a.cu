@@ -161,7 +161,9 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
   const uint32_t bufs = static_cast<uint32_t>(__cvta_generic_to_shared(wbuf));
   const uint32_t bars = static_cast<uint32_t>(__cvta_generic_to_shared(
       smem + XBytes(k) + kWarps * kStages * kStageBytes + warp * kStages * 8));
-  // Stage t into buffer t % kStages: kRows copies (rows past the warp's end are not copied).
+  // Stage t into buffer t % kStages: kRows copies (rows past the warp's end are not copied), with
+  // an evict-first L2 policy (gemv_quant_dp4a.h).
+  const uint64_t evict_first = CreatePolicyEvictFirst();
   auto issue = [&](int64_t t) {
     const int64_t g = t / nck;
     const int c = kw + static_cast<int>(t - g * nck) * ks;
@@ -171,11 +173,10 @@ __global__ void __launch_bounds__(kThreads, kMaxCtasPerSm)
     const int s = static_cast<int>(t % kStages);
     const uint32_t bytes = static_cast<uint32_t>(nsb * kSbBytes);
     MbarExpectTx(bars + 8 * s, bytes * nr);
-    const uint64_t pol = CreatePolicyEvictFirst();
     for (int r = 0; r < nr; ++r) {
       BulkCopyG2S(bufs + s * kStageBytes + r * kChunk * kSbBytes,
                   a.w + (row0 + r0 + r) * a.row_bytes + c * kChunk * kSbBytes, bytes, bars + 8 * s,
-                  pol);
+                  evict_first);
     }
   };
   StartStages<kStages>(lane, bars, stages_total, issue);
@@ -335,16 +336,17 @@ __global__ void __launch_bounds__(kWsWarps * 32, 4)
   const uint32_t bufs = static_cast<uint32_t>(__cvta_generic_to_shared(wbuf));
   const uint32_t bars = static_cast<uint32_t>(
       __cvta_generic_to_shared(smem + kWsWarps * kWsStages * kStride + warp * kWsStages * 8));
-  // Chunk c into stage c % kWsStages: nr copies.
+  // Chunk c into stage c % kWsStages: nr copies, with an evict-first L2 policy.
+  const uint64_t evict_first = CreatePolicyEvictFirst();
   auto issue = [&](int c) {
     const int nsb = min(kChunk, a.sbs - c * kChunk);
     const int s = c % kWsStages;
     const uint32_t bytes = static_cast<uint32_t>(nsb * kSbBytes);
     MbarExpectTx(bars + 8 * s, bytes * nr);
-    const uint64_t pol = CreatePolicyEvictFirst();
     for (int r = 0; r < nr; ++r) {
       BulkCopyG2S(bufs + s * kStride + r * kChunk * kSbBytes,
-                  a.w + (row0 + r) * a.row_bytes + c * kChunk * kSbBytes, bytes, bars + 8 * s, pol);
+                  a.w + (row0 + r) * a.row_bytes + c * kChunk * kSbBytes, bytes, bars + 8 * s,
+                  evict_first);
     }
   };
   StartStages<kWsStages>(lane, bars, chunks, issue);
