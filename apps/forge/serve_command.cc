@@ -24,7 +24,8 @@ constexpr const char* kChatMl =
     "'\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 struct Args {
-  std::string model, device = "auto", alias, port_file;
+  std::string model, device = "auto", alias, port_file, api_key_file;
+  double keep_alive_s = 30, request_timeout_s = 120;
   server::ServerOptions server;
   int64_t ctx = 0;
   // 0: by device. A GPU step costs about the same for one sequence as for a hundred (it reads
@@ -41,7 +42,36 @@ int Fail(const char* what, const Status& s) {
   return 1;
 }
 
+// The key from --api-key-file: its first line, without the line end (a key on the command line
+// is visible to every user in /proc/PID/cmdline; a file can be readable by its owner alone).
+Status ReadApiKey(const std::string& path, std::string* key) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFoundError("--api-key-file " + path + ": cannot be read");
+  char buf[4096];
+  in.read(buf, sizeof buf);
+  std::string text(buf, static_cast<size_t>(in.gcount()));
+  if (!in.eof() && in.gcount() == sizeof buf) {
+    return InvalidArgumentError("--api-key-file " + path + ": longer than 4096 bytes");
+  }
+  text = text.substr(0, text.find_first_of("\r\n"));
+  if (text.empty())
+    return InvalidArgumentError("--api-key-file " + path + ": the first line is empty");
+  *key = text;
+  return Status::Ok();
+}
+
 int Serve(Args& a) {
+  if (!a.api_key_file.empty()) {
+    if (!a.server.api_key.empty()) {
+      return Fail("options", InvalidArgumentError("give --api-key or --api-key-file, not both"));
+    }
+    if (Status s = ReadApiKey(a.api_key_file, &a.server.api_key); !s.ok())
+      return Fail("options", s);
+  }
+  a.server.connection.keep_alive_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(a.keep_alive_s * 1000));
+  a.server.connection.request_timeout =
+      std::chrono::milliseconds(static_cast<int64_t>(a.request_timeout_s * 1000));
   // Signals are taken by sigwait below; every thread started from here on inherits the mask.
   sigset_t signals;
   sigemptyset(&signals);
@@ -148,7 +178,11 @@ void AddServeCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--device", a->device, "auto|cpu|cuda");
   cmd->add_option("--host", a->server.host, "Address to listen on");
   cmd->add_option("--port", a->server.port, "Port (0: any free port)");
-  cmd->add_option("--api-key", a->server.api_key, "Require Authorization: Bearer KEY");
+  cmd->add_option("--api-key", a->server.api_key,
+                  "Require Authorization: Bearer KEY (visible to other users in the process "
+                  "list: prefer --api-key-file)");
+  cmd->add_option("--api-key-file", a->api_key_file,
+                  "Require Authorization: Bearer KEY, KEY being the file's first line");
   cmd->add_option("-c,--ctx-size", a->ctx, "Context size (0: the model's)");
   cmd->add_option("--max-queue", a->server.max_queue,
                   "Requests that may wait beyond --parallel running ones; then 429");
@@ -165,7 +199,19 @@ void AddServeCommand(CLI::App& app, CommandRunner* runner) {
                   "Fraction of the GPU's memory Forge may use in all (weights, workspace, KV "
                   "cache), in (0, 1]");
   AddModelFlags(cmd, &a->model_flags);
-  cmd->add_option("--threads", a->server.threads, "HTTP I/O threads");
+  cmd->add_option("--threads", a->server.threads, "HTTP I/O threads")->check(CLI::PositiveNumber);
+  cmd->add_option("--http-workers", a->server.workers,
+                  "Threads that parse request bodies, render templates and tokenize")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-connections", a->server.max_connections,
+                  "Open connections at most; past it a new one gets 503")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--keep-alive-timeout", a->keep_alive_s,
+                  "Seconds an idle connection is kept open between requests")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--request-timeout", a->request_timeout_s,
+                  "Seconds a client may take to send one request (408 past it)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--default-max-tokens", a->server.default_max_tokens,
                   "max_tokens of requests that give none (capped by the context)");
   cmd->add_option("--alias", a->alias, "Model id in the API (default: the file's name)");

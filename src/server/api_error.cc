@@ -10,6 +10,13 @@ std::string TypeFor(int http_status) {
   switch (http_status) {
     case 400:
     case 404:
+    case 405:
+    case 408:
+    case 413:
+    case 414:
+    case 417:
+    case 431:
+    case 505:
       return "invalid_request_error";
     case 401:
       return "authentication_error";
@@ -69,12 +76,21 @@ ApiError ApiError::Unauthorized() {
   return e;
 }
 
+ApiError ApiError::Http(int http_status, std::string message) {
+  ApiError e;
+  e.http_status = http_status;
+  e.message = std::move(message);
+  e.type = TypeFor(http_status);
+  return e;
+}
+
 std::string ApiError::Json() const {
   nlohmann::json err = {{"message", message},
                         {"type", type},
                         {"param", param.empty() ? nlohmann::json() : nlohmann::json(param)},
                         {"code", code.empty() ? nlohmann::json() : nlohmann::json(code)}};
-  return nlohmann::json{{"error", err}}.dump();
+  return nlohmann::json{{"error", err}}.dump(-1, ' ', false,
+                                             nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace forge::server

@@ -24,8 +24,11 @@ struct ApiError {
   static ApiError FromStatus(const Status& status, std::string param = "");
   static ApiError InvalidRequest(std::string message, std::string param);
   static ApiError Unauthorized();
+  // An error of the HTTP layer itself (malformed request, limits, routes).
+  static ApiError Http(int http_status, std::string message);
 
-  // {"error": {"message", "type", "param", "code"}} (param and code null when empty).
+  // {"error": {"message", "type", "param", "code"}} (param and code null when empty). Text that
+  // is not valid UTF-8 (a client's bytes echoed back) is replaced, never thrown on.
   std::string Json() const;
 };
 

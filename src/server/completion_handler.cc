@@ -9,6 +9,7 @@
 
 #include "server/completion_json.h"
 #include "server/completion_request.h"
+#include "server/json_body.h"
 
 namespace forge::server {
 namespace {
@@ -153,10 +154,9 @@ void SendError(ServerContext& ctx, HttpSession& session, const ApiError& error, 
 
 void HandleCompletion(ServerContext& ctx, const ServedModel& model,
                       std::shared_ptr<HttpSession> session, const std::string& body, bool chat) {
-  json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    return SendError(ctx, *session, ApiError::InvalidRequest("the body is not valid JSON", ""),
-                     true);
+  json parsed;
+  if (auto e = ParseJsonBody(body, ctx.options.json, &parsed)) {
+    return SendError(ctx, *session, *e, true);
   }
   CompletionRequest req;
   if (auto e = ParseCompletionRequest(parsed, chat, &req))

@@ -76,12 +76,9 @@ json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& sam
     }
     choices.push_back(std::move(c));
   }
-  return {{"id", meta.id},
-          {"object", meta.chat ? "chat.completion" : "text_completion"},
-          {"created", meta.created},
-          {"model", meta.model},
-          {"choices", choices},
-          {"usage", UsageJson(prompt_tokens, completion)}};
+  return {{"id", meta.id},           {"object", meta.chat ? "chat.completion" : "text_completion"},
+          {"created", meta.created}, {"model", meta.model},
+          {"choices", choices},      {"usage", UsageJson(prompt_tokens, completion)}};
 }
 
 json ChunkJson(const ResponseMeta& meta, const RequestEvent& ev, bool first, bool include_usage) {

@@ -13,14 +13,30 @@ using nlohmann::json;
 
 // Fields accepted (and ignored where they change nothing here).
 const std::set<std::string>& KnownFields() {
-  static const std::set<std::string> k = {
-      "model",      "prompt",          "messages",         "max_tokens",
-      "max_completion_tokens",         "temperature",      "top_p",
-      "top_k",      "min_p",           "presence_penalty", "frequency_penalty",
-      "repetition_penalty",            "logit_bias",       "seed",
-      "stop",       "n",               "logprobs",         "top_logprobs",
-      "ignore_eos", "min_tokens",      "stream",           "stream_options",
-      "user",       "stop_token_ids"};
+  static const std::set<std::string> k = {"model",
+                                          "prompt",
+                                          "messages",
+                                          "max_tokens",
+                                          "max_completion_tokens",
+                                          "temperature",
+                                          "top_p",
+                                          "top_k",
+                                          "min_p",
+                                          "presence_penalty",
+                                          "frequency_penalty",
+                                          "repetition_penalty",
+                                          "logit_bias",
+                                          "seed",
+                                          "stop",
+                                          "n",
+                                          "logprobs",
+                                          "top_logprobs",
+                                          "ignore_eos",
+                                          "min_tokens",
+                                          "stream",
+                                          "stream_options",
+                                          "user",
+                                          "stop_token_ids"};
   return k;
 }
 
@@ -63,6 +79,7 @@ std::optional<ApiError> GetBool(const json& body, const char* field, bool* out) 
 }
 
 std::optional<ApiError> ParsePrompt(const json& p, CompletionRequest* out) {
+  // Nesting is bounded by the body's depth limit (json_body.h).
   if (p.is_string()) {
     out->prompt = p.get<std::string>();
     return std::nullopt;
@@ -74,15 +91,15 @@ std::optional<ApiError> ParsePrompt(const json& p, CompletionRequest* out) {
   if (p.is_array() && p.size() == 1 && p[0].is_array()) return ParsePrompt(p[0], out);
   if (p.is_array() && !p.empty() && p[0].is_number()) {
     for (const json& t : p) {
-      if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX) {
-        return Bad("prompt", "token ids must be non-negative integers");
-      }
-      out->prompt_ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
+      auto id = TokenIdFromJson(t, int64_t{INT32_MAX} + 1, "prompt");
+      if (!id.ok()) return ApiError::FromStatus(id.status(), "prompt");
+      out->prompt_ids.push_back(*id);
     }
     out->prompt_is_ids = true;
     return std::nullopt;
   }
-  if (p.is_array() && p.size() > 1) return Bad("prompt", "a list of several prompts is not supported");
+  if (p.is_array() && p.size() > 1)
+    return Bad("prompt", "a list of several prompts is not supported");
   return Bad("prompt", "expected a string or a list of token ids");
 }
 
@@ -99,8 +116,8 @@ std::optional<ApiError> ParseMessages(const json& m, CompletionRequest* out) {
       msg.content = content->get<std::string>();
     } else if (content != m[i].end() && content->is_array()) {  // [{"type":"text","text":...}]
       for (const json& part : *content) {
-        if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-            !part["text"].is_string()) {
+        if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
+            !part.contains("text") || !part["text"].is_string()) {
           return Bad(field + ".content", "only text parts are supported");
         }
         msg.content += part["text"].get<std::string>();
@@ -110,9 +127,8 @@ std::optional<ApiError> ParseMessages(const json& m, CompletionRequest* out) {
     }
     for (const auto& [key, value] : m[i].items()) {
       if (key != "role" && key != "content" && key != "name") {
-        return ApiError::FromStatus(UnimplementedError("'" + field + "." + key +
-                                                       "' is not supported"),
-                                    field + "." + key);
+        return ApiError::FromStatus(
+            UnimplementedError("'" + field + "." + key + "' is not supported"), field + "." + key);
       }
     }
     out->messages.push_back(std::move(msg));
@@ -152,6 +168,20 @@ std::optional<ApiError> ParseLogitBias(const json& b, SamplingParams* p) {
 }
 
 }  // namespace
+
+StatusOr<int32_t> TokenIdFromJson(const json& v, int64_t n_vocab, const std::string& field) {
+  if (!v.is_number_integer()) {
+    return InvalidArgumentError("'" + field + "': token ids must be integers");
+  }
+  // Unsigned values past int64 and negative ones are both out of range.
+  const bool negative = !v.is_number_unsigned() && v.get<int64_t>() < 0;
+  const bool huge = v.is_number_unsigned() && v.get<uint64_t>() >= uint64_t(n_vocab);
+  if (negative || huge || (!v.is_number_unsigned() && v.get<int64_t>() >= n_vocab)) {
+    return InvalidArgumentError("'" + field + "': token id " + v.dump() + " is outside [0, " +
+                                std::to_string(n_vocab) + ")");
+  }
+  return static_cast<int32_t>(v.get<int64_t>());
+}
 
 std::optional<ApiError> ParseCompletionRequest(const json& body, bool chat,
                                                CompletionRequest* out) {
@@ -206,8 +236,9 @@ std::optional<ApiError> ParseCompletionRequest(const json& body, bool chat,
   if (body.contains("stop_token_ids") && !body["stop_token_ids"].is_null()) {
     if (!body["stop_token_ids"].is_array()) return Bad("stop_token_ids", "expected a list");
     for (const json& t : body["stop_token_ids"]) {
-      if (!t.is_number_integer()) return Bad("stop_token_ids", "expected integers");
-      p.stop_token_ids.push_back(static_cast<int32_t>(t.get<int64_t>()));
+      auto id = TokenIdFromJson(t, int64_t{INT32_MAX} + 1, "stop_token_ids");
+      if (!id.ok()) return ApiError::FromStatus(id.status(), "stop_token_ids");
+      p.stop_token_ids.push_back(*id);
     }
   }
   v.reset();

@@ -38,6 +38,11 @@ struct CompletionRequest {
   SamplingParams params;
 };
 
+// A token id from JSON: an integer in [0, n_vocab) (ids past int32 are errors, never truncated),
+// or an InvalidArgument naming `field`.
+StatusOr<int32_t> TokenIdFromJson(const nlohmann::json& v, int64_t n_vocab,
+                                  const std::string& field);
+
 // Parses a request body. Errors are 400s naming the field: not an object, a wrong type, a value
 // out of range, a missing prompt/messages, and fields Forge does not support (tools,
 // response_format, functions, ...).

@@ -1,21 +1,24 @@
-// HttpSession: async reads of requests and queued writes of responses and SSE chunks.
+// HttpSession: the read loop through HttpParser, queued writes of responses and SSE chunks, and
+// the connection's one timer.
 #include "server/http_session.h"
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/http/read.hpp>
-#include <chrono>
+
+#include "server/api_error.h"
 
 namespace forge::server {
 namespace {
 
 namespace asio = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
+using Clock = std::chrono::steady_clock;
 
-constexpr size_t kBodyLimit = 16 << 20;
-constexpr auto kIdleTimeout = std::chrono::seconds(120);
+// Bytes of pipelined requests read ahead while a request runs; reading pauses past it.
+constexpr size_t kReadAhead = 64 << 10;
+// After a response that closes the connection, what the client still sends is read (so that
+// closing does not reset the connection under the response) for at most this long.
+constexpr auto kLinger = std::chrono::seconds(2);
 
 const char* Reason(int status) {
   switch (status) {
@@ -29,14 +32,24 @@ const char* Reason(int status) {
       return "Not Found";
     case 405:
       return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
     case 413:
       return "Payload Too Large";
+    case 414:
+      return "URI Too Long";
+    case 417:
+      return "Expectation Failed";
     case 429:
       return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
     case 499:
       return "Client Closed Request";
     case 503:
       return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
     default:
       return status >= 500 ? "Internal Server Error" : "Error";
   }
@@ -44,42 +57,96 @@ const char* Reason(int status) {
 
 }  // namespace
 
-HttpSession::HttpSession(asio::ip::tcp::socket socket, Handler handler)
-    : stream_(std::move(socket)), handler_(std::move(handler)) {}
+HttpSession::HttpSession(asio::ip::tcp::socket socket, Handler handler,
+                         const ConnectionOptions* options, BodyBudget* budget,
+                         std::atomic<int64_t>* open)
+    : socket_(std::move(socket)),
+      timer_(socket_.get_executor()),
+      handler_(std::move(handler)),
+      options_(options),
+      open_(open),
+      parser_(options->http, budget) {
+  if (open_) open_->fetch_add(1);
+}
+
+HttpSession::~HttpSession() {
+  if (open_) open_->fetch_sub(1);
+}
 
 void HttpSession::Start() {
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->DoRead(); });
+  asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    self->since_ = Clock::now();
+    self->ArmTimer();
+    self->ReadMore();
+  });
 }
 
-void HttpSession::DoRead() {
-  parser_.emplace();
-  parser_->body_limit(kBodyLimit);
-  response_done_ = false;
-  stream_.expires_after(kIdleTimeout);
-  http::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+void HttpSession::ReadMore() {
+  if (reading_ || closed_ || peer_eof_) return;
+  if (phase_ == Phase::kBusy && in_.size() >= kReadAhead) return;  // resumed after the response
+  reading_ = true;
+  socket_.async_read_some(
+      asio::buffer(read_buf_),
+      [self = shared_from_this()](boost::system::error_code ec, size_t n) { self->OnRead(ec, n); });
 }
 
-void HttpSession::OnRead(beast::error_code ec) {
-  if (ec == http::error::body_limit) {
-    keep_alive_ = false;
-    Respond(413, "application/json",
-            R"({"error":{"message":"body too large","type":)"
-            R"("invalid_request_error","param":null,"code":null}})");
+void HttpSession::OnRead(boost::system::error_code ec, size_t n) {
+  reading_ = false;
+  if (closed_) return;
+  if (ec == asio::error::eof) {
+    peer_eof_ = true;
+    // A half-close after a whole request: the answer still goes out, then the connection
+    // closes. Otherwise nothing more will come.
+    if (phase_ != Phase::kBusy) CloseSocket();
     return;
   }
-  if (ec) return CloseSocket();
-  stream_.expires_never();
-  auto& msg = parser_->get();
-  keep_alive_ = msg.keep_alive();
-  HttpRequest req;
-  req.method = std::string(msg.method_string());
-  std::string target(msg.target());
-  req.path = target.substr(0, target.find('?'));
-  req.body = std::move(msg.body());
-  auto auth = msg.find(http::field::authorization);
-  if (auth != msg.end()) req.authorization = std::string(auth->value());
-  handler_(shared_from_this(), std::move(req));
+  if (ec) return phase_ == Phase::kBusy ? Gone() : CloseSocket();
+  if (phase_ != Phase::kClosing) in_.append(read_buf_.data(), n);
+  if (phase_ == Phase::kIdle || phase_ == Phase::kReading) Parse();
+  ReadMore();
+}
+
+void HttpSession::Parse() {
+  while (!closed_ && (phase_ == Phase::kIdle || phase_ == Phase::kReading) && !in_.empty()) {
+    if (phase_ == Phase::kIdle) {
+      phase_ = Phase::kReading;
+      since_ = Clock::now();
+      ArmTimer();
+    }
+    size_t used = 0;
+    const HttpParser::State state = parser_.Put(in_, &used);
+    in_.erase(0, used);
+    switch (state) {
+      case HttpParser::State::kNeedMore:
+        if (used == 0) return;
+        break;
+      case HttpParser::State::kHeaderDone:
+        if (parser_.expects_continue()) Queue("HTTP/1.1 100 Continue\r\n\r\n", false);
+        break;
+      case HttpParser::State::kError:
+        return Fail(parser_.error_status(), parser_.error_message());
+      case HttpParser::State::kDone: {
+        HttpRequest req = parser_.Take();
+        keep_alive_ = req.keep_alive;
+        version_ = req.version;
+        phase_ = Phase::kBusy;
+        since_ = Clock::now();
+        response_done_ = false;
+        chunked_ = false;
+        handler_(shared_from_this(), std::move(req));
+        return;
+      }
+    }
+  }
+}
+
+void HttpSession::Fail(int status, const std::string& message) {
+  keep_alive_ = false;
+  phase_ = Phase::kBusy;
+  since_ = Clock::now();
+  response_done_ = false;
+  chunked_ = false;
+  Respond(status, "application/json", ApiError::Http(status, message).Json());
 }
 
 void HttpSession::Respond(int status, const std::string& content_type, std::string body,
@@ -88,67 +155,52 @@ void HttpSession::Respond(int status, const std::string& content_type, std::stri
   head += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) +
           "\r\n";
   for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this(), head = std::move(head),
+  asio::dispatch(socket_.get_executor(), [self = shared_from_this(), head = std::move(head),
                                           body = std::move(body)]() mutable {
-    const bool close = !self->keep_alive_ || self->watching_;
+    const bool close = !self->keep_alive_ || self->peer_eof_;
     head += close ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n";
     self->Queue(head + body, true);
   });
 }
 
 void HttpSession::StartStream() {
-  std::string head =
-      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-      "Connection: close\r\n\r\n";
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this(), head = std::move(head)] {
-    self->keep_alive_ = false;
-    self->Queue(head, false);
+  asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    // HTTP/1.1 streams in chunks, so the connection can carry the next request; HTTP/1.0
+    // streams until the connection closes.
+    self->chunked_ = self->version_ >= 11 && self->keep_alive_ && !self->peer_eof_;
+    if (!self->chunked_) self->keep_alive_ = false;
+    std::string head =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";
+    head += self->chunked_ ? "Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n"
+                           : "Connection: close\r\n\r\n";
+    self->Queue(std::move(head), false);
   });
 }
 
 void HttpSession::SendChunk(std::string bytes) {
-  asio::dispatch(stream_.get_executor(),
-                 [self = shared_from_this(), b = std::move(bytes)] { self->Queue(b, false); });
-}
-
-void HttpSession::Post(std::function<void()> fn) {
-  asio::post(stream_.get_executor(), [self = shared_from_this(), f = std::move(fn)] { f(); });
-}
-
-void HttpSession::EndStream() {
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this()] {
-    self->keep_alive_ = false;
-    self->Queue("", true);
+  if (bytes.empty()) return;  // an empty chunk would end the stream
+  asio::dispatch(socket_.get_executor(), [self = shared_from_this(), b = std::move(bytes)] {
+    if (!self->chunked_) return self->Queue(std::move(b), false);
+    char size[24];
+    std::snprintf(size, sizeof size, "%zx\r\n", b.size());
+    self->Queue(size + b + "\r\n", false);
   });
 }
 
+void HttpSession::EndStream() {
+  asio::dispatch(socket_.get_executor(), [self = shared_from_this()] {
+    self->Queue(self->chunked_ ? "0\r\n\r\n" : "", true);
+  });
+}
+
+void HttpSession::Post(std::function<void()> fn) {
+  asio::post(socket_.get_executor(), [self = shared_from_this(), f = std::move(fn)] { f(); });
+}
+
 void HttpSession::WatchDisconnect(std::function<void()> on_gone) {
-  asio::dispatch(stream_.get_executor(), [self = shared_from_this(), f = std::move(on_gone)] {
-    if (self->closed_) {
-      f();
-      return;
-    }
+  asio::dispatch(socket_.get_executor(), [self = shared_from_this(), f = std::move(on_gone)] {
+    if (self->closed_) return f();
     self->on_gone_ = std::move(f);
-    if (self->watching_) return;
-    self->watching_ = true;
-    // Bytes that arrive are kept (unused: the connection closes after this response); an error
-    // or EOF means the client went away.
-    auto read = std::make_shared<std::function<void()>>();
-    *read = [self, read] {
-      self->stream_.socket().async_read_some(self->buffer_.prepare(512),
-                                             [self, read](beast::error_code ec, size_t n) {
-                                               if (ec) {
-                                                 self->Gone();
-                                                 *read = nullptr;  // breaks the cycle
-                                                 return;
-                                               }
-                                               self->buffer_.commit(n);
-                                               if (self->buffer_.size() > (1 << 16))
-                                                 self->buffer_.consume(self->buffer_.size());
-                                               (*read)();
-                                             });
-    };
-    (*read)();
   });
 }
 
@@ -156,13 +208,15 @@ void HttpSession::Gone() {
   if (on_gone_) {
     auto f = std::move(on_gone_);
     on_gone_ = nullptr;
-    if (!response_done_) f();
+    if (phase_ == Phase::kBusy && !response_done_) f();
   }
   CloseSocket();
 }
 
 void HttpSession::Queue(std::string bytes, bool last) {
   if (closed_) return;
+  queued_bytes_ += bytes.size();
+  if (queued_bytes_ > options_->max_queued_bytes) return Gone();  // a client that does not read
   if (!bytes.empty()) writes_.push_back(std::move(bytes));
   if (last) response_done_ = true;
   if (!writing_) DoWrite();
@@ -172,16 +226,16 @@ void HttpSession::DoWrite() {
   if (closed_) return;
   if (writes_.empty()) {
     writing_ = false;
-    if (!response_done_) return;
-    if (keep_alive_ && !watching_) return DoRead();
-    beast::error_code ec;
-    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_send, ec);
-    if (!watching_) CloseSocket();  // a watching read sees the client's EOF and closes
+    if (response_done_ && phase_ == Phase::kBusy) ResponseDone();
     return;
   }
-  writing_ = true;
-  asio::async_write(stream_.socket(), asio::buffer(writes_.front()),
-                    [self = shared_from_this()](beast::error_code ec, size_t) {
+  if (!writing_) {
+    writing_ = true;
+    write_since_ = Clock::now();
+    ArmTimer();
+  }
+  asio::async_write(socket_, asio::buffer(writes_.front()),
+                    [self = shared_from_this()](boost::system::error_code ec, size_t) {
                       // The socket may have been closed (client gone) while this write was in
                       // flight: the queue then belongs to nobody and is left alone.
                       if (self->closed_) {
@@ -189,18 +243,91 @@ void HttpSession::DoWrite() {
                         return;
                       }
                       if (ec) return self->Gone();
+                      self->queued_bytes_ -= self->writes_.front().size();
                       self->writes_.pop_front();
+                      self->write_since_ = Clock::now();
                       self->DoWrite();
                     });
+}
+
+void HttpSession::ResponseDone() {
+  on_gone_ = nullptr;
+  if (!keep_alive_ || peer_eof_) return StartClosing();
+  phase_ = Phase::kIdle;
+  since_ = Clock::now();
+  response_done_ = false;
+  chunked_ = false;
+  queued_bytes_ = 0;
+  ArmTimer();
+  Parse();  // a request that came while this one ran
+  ReadMore();
+}
+
+void HttpSession::StartClosing() {
+  boost::system::error_code ec;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ec);
+  if (peer_eof_ || ec) return CloseSocket();
+  phase_ = Phase::kClosing;
+  since_ = Clock::now();
+  in_.clear();
+  ArmTimer();
+  ReadMore();
 }
 
 void HttpSession::CloseSocket() {
   if (closed_) return;
   closed_ = true;
   // writes_ is not cleared here: an async_write may still point into its front buffer.
-  beast::error_code ec;
-  stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-  stream_.socket().close(ec);
+  boost::system::error_code ec;
+  timer_.cancel();
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+  socket_.close(ec);
+}
+
+Clock::time_point HttpSession::Deadline() const {
+  if (closed_) return Clock::time_point::max();
+  if (writing_) return write_since_ + options_->write_timeout;
+  switch (phase_) {
+    case Phase::kIdle:
+      return since_ + options_->keep_alive_timeout;
+    case Phase::kReading:
+      return since_ + options_->request_timeout;
+    case Phase::kClosing:
+      return since_ + kLinger;
+    case Phase::kBusy:
+      break;
+  }
+  return Clock::time_point::max();
+}
+
+void HttpSession::ArmTimer() {
+  const Clock::time_point at = Deadline();
+  if (at == Clock::time_point::max()) return;     // a wait in flight finds nothing due
+  if (timer_waiting_ && timer_at_ <= at) return;  // it fires first and re-arms
+  timer_waiting_ = true;
+  timer_at_ = at;
+  timer_.expires_at(at);
+  timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec == asio::error::operation_aborted) return;  // re-armed or closed
+    self->timer_waiting_ = false;
+    self->OnTimer();
+  });
+}
+
+void HttpSession::OnTimer() {
+  if (closed_) return;
+  if (Clock::now() < Deadline()) return ArmTimer();
+  if (writing_) return Gone();  // the client has not read for write_timeout
+  switch (phase_) {
+    case Phase::kReading:
+      return Fail(408, "the request did not arrive within " +
+                           std::to_string(options_->request_timeout.count() / 1000) + " s");
+    case Phase::kIdle:
+    case Phase::kClosing:
+      return CloseSocket();
+    case Phase::kBusy:
+      return;
+  }
 }
 
 }  // namespace forge::server

@@ -2,16 +2,22 @@
 // completion_handler.cc).
 #include "server/server.h"
 
+#include <sys/resource.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
 #include "base/logging.h"
 #include "server/completion_handler.h"
 #include "server/completion_json.h"
+#include "server/completion_request.h"
 #include "server/http_session.h"
+#include "server/routes.h"
 
 namespace forge::server {
 namespace {
@@ -32,8 +38,10 @@ void Tokenize(ServerContext& ctx, const ServedModel& m, HttpSession& session, co
     return SendError(ctx, session,
                      ApiError::InvalidRequest("'content': expected a string", "content"), false);
   }
-  bool add_special = false, with_pieces = false;
-  for (auto [name, out] : {std::pair{"add_special", &add_special}, {"with_pieces", &with_pieces}}) {
+  bool add_special = false, with_pieces = false, parse_special = true;
+  for (auto [name, out] : {std::pair{"add_special", &add_special},
+                           {"with_pieces", &with_pieces},
+                           {"parse_special", &parse_special}}) {
     if (!body.contains(name)) continue;
     if (!body[name].is_boolean()) {
       return SendError(
@@ -42,8 +50,8 @@ void Tokenize(ServerContext& ctx, const ServedModel& m, HttpSession& session, co
     }
     *out = body[name].get<bool>();
   }
-  const auto ids = m.tokenizer->Encode(body["content"].get<std::string>(), add_special,
-                                       /*parse_special=*/true);
+  const auto ids =
+      m.tokenizer->Encode(body["content"].get<std::string>(), add_special, parse_special);
   json tokens = json::array();
   for (int32_t id : ids) {
     if (with_pieces) {
@@ -56,56 +64,96 @@ void Tokenize(ServerContext& ctx, const ServedModel& m, HttpSession& session, co
 }
 
 void Detokenize(ServerContext& ctx, const ServedModel& m, HttpSession& session, const json& body) {
-  std::vector<int32_t> ids;
-  const bool ok = body.contains("tokens") && body["tokens"].is_array();
-  if (ok) {
-    for (const json& t : body["tokens"]) {
-      if (!t.is_number_integer() || !m.tokenizer->vocab().Valid(t.get<int32_t>())) {
-        return SendError(
-            ctx, session,
-            ApiError::InvalidRequest("'tokens': expected token ids in the vocabulary", "tokens"),
-            false);
-      }
-      ids.push_back(t.get<int32_t>());
-    }
-  } else {
+  if (!body.contains("tokens") || !body["tokens"].is_array()) {
     return SendError(ctx, session,
                      ApiError::InvalidRequest("'tokens': expected a list of token ids", "tokens"),
                      false);
+  }
+  std::vector<int32_t> ids;
+  const int32_t n_vocab = m.tokenizer->vocab().size();
+  for (const json& t : body["tokens"]) {
+    auto id = TokenIdFromJson(t, n_vocab, "tokens");
+    if (!id.ok())
+      return SendError(ctx, session, ApiError::FromStatus(id.status(), "tokens"), false);
+    ids.push_back(*id);
   }
   DecodeOptions opt;
   opt.strip_leading_space = false;
   Json200(session, {{"content", m.tokenizer->Decode(ids, opt)}});
 }
 
+// A == B in time that does not depend on where they differ.
+bool SameSecret(std::string_view a, std::string_view b) {
+  unsigned diff = a.size() != b.size();
+  for (size_t i = 0; i < a.size(); ++i) diff |= uint8_t(a[i]) ^ uint8_t(i < b.size() ? b[i] : 0);
+  return diff == 0;
+}
+
 }  // namespace
 
 struct Server::Impl {
+  explicit Impl(ServerOptions options)
+      : ctx(std::move(options)), workers(std::max(1, ctx.options.workers)) {}
+
   ServerContext ctx;
   asio::io_context io;
   tcp::acceptor acceptor{io};
+  asio::steady_timer accept_retry{io};
+  asio::thread_pool workers;  // body parsing, templates, tokenization
   std::vector<std::thread> threads;
   std::atomic<bool> shut{false};
 
   void Accept() {
-    acceptor.async_accept(
-        asio::make_strand(io), [this](boost::system::error_code ec, tcp::socket socket) {
-          if (ec) {
-            if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
-            LOG(WARNING) << "serve: accept: " << ec.message();
-          } else {
-            std::make_shared<HttpSession>(std::move(socket), [this](auto s, HttpRequest r) {
-              Route(std::move(s), std::move(r));
-            })->Start();
-          }
-          Accept();
+    acceptor.async_accept(asio::make_strand(io), [this](boost::system::error_code ec,
+                                                        tcp::socket socket) {
+      if (ec) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) return;
+        // Out of descriptors (or another transient failure): wait instead of spinning.
+        LOG(WARNING) << "serve: accept: " << ec.message();
+        accept_retry.expires_after(std::chrono::milliseconds(100));
+        accept_retry.async_wait([this](boost::system::error_code e) {
+          if (!e) Accept();
         });
+        return;
+      }
+      if (ctx.connections.load() >= ctx.options.max_connections) {
+        Refuse(std::move(socket));
+      } else {
+        std::make_shared<HttpSession>(
+            std::move(socket), [this](auto s, HttpRequest r) { Route(std::move(s), std::move(r)); },
+            &ctx.options.connection, &ctx.body_budget, &ctx.connections)
+            ->Start();
+      }
+      Accept();
+    });
+  }
+
+  // A connection past max_connections: 503 and closed.
+  void Refuse(tcp::socket socket) {
+    static const std::string kBody =
+        ApiError::Http(503, "the server has too many open connections; retry later").Json();
+    static const std::string kReply =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: " +
+        std::to_string(kBody.size()) + "\r\nRetry-After: 1\r\nConnection: close\r\n\r\n" + kBody;
+    auto s = std::make_shared<tcp::socket>(std::move(socket));
+    asio::async_write(*s, asio::buffer(kReply), [s](boost::system::error_code, size_t) {
+      boost::system::error_code ec;
+      s->shutdown(tcp::socket::shutdown_both, ec);
+      s->close(ec);
+    });
   }
 
   void Route(std::shared_ptr<HttpSession> session, HttpRequest req) {
     const std::string& path = req.path;
+    const RouteMatch route = MatchRoute(req.method, path);
+    if (route.error) {
+      Headers headers;
+      if (route.allow) headers.emplace_back("Allow", route.allow);
+      return session->Respond(route.error->http_status, "application/json", route.error->Json(),
+                              std::move(headers));
+    }
     const ServedModel* model = ctx.model.load();
-    if (path == "/health" && req.method == "GET") {
+    if (route.id == RouteId::kHealth) {
       if (!model) {
         json body = json::parse(Loading().Json());
         body["status"] = "loading";
@@ -113,32 +161,19 @@ struct Server::Impl {
       }
       return session->Respond(200, "application/json", R"({"status":"ok"})");
     }
-    if (!ctx.options.api_key.empty() && req.authorization != "Bearer " + ctx.options.api_key) {
-      return SendError(ctx, *session, ApiError::Unauthorized(), false);
+    if (!ctx.options.api_key.empty()) {
+      const std::string_view auth = req.Header("authorization");
+      const std::string expected = "Bearer " + ctx.options.api_key;
+      if (!SameSecret(auth, expected))
+        return SendError(ctx, *session, ApiError::Unauthorized(), false);
     }
-    const bool post = req.method == "POST";
-    const bool known = path == "/v1/completions" || path == "/v1/chat/completions" ||
-                       path == "/completions" || path == "/chat/completions" ||
-                       path == "/tokenize" || path == "/detokenize" || path == "/v1/models" ||
-                       path == "/models" || path == "/metrics";
-    if (!known) {
-      return SendError(ctx, *session,
-                       ApiError::FromStatus(NotFoundError("no route " + req.method + " " + path)),
-                       false);
-    }
-    const bool wants_post = path != "/v1/models" && path != "/models" && path != "/metrics";
-    if (post != wants_post) {
-      ApiError e = ApiError::InvalidRequest(req.method + " is not allowed on " + path, "");
-      e.http_status = 405;
-      return SendError(ctx, *session, e, false);
-    }
-    if (path == "/metrics") {
+    if (route.id == RouteId::kMetrics) {
       const EngineStats stats = model ? model->engine->stats() : EngineStats{};
       return session->Respond(200, "text/plain; version=0.0.4; charset=utf-8",
                               ctx.metrics.Render(stats, model != nullptr));
     }
     if (!model) return SendError(ctx, *session, Loading(), false);
-    if (path == "/v1/models" || path == "/models") {
+    if (route.id == RouteId::kModels) {
       json m = {{"id", model->name},
                 {"object", "model"},
                 {"created", 0},
@@ -146,23 +181,37 @@ struct Server::Impl {
                 {"max_model_len", model->engine->ctx_size()}};
       return Json200(*session, {{"object", "list"}, {"data", json::array({m})}});
     }
-    if (path == "/tokenize" || path == "/detokenize") {
-      json body = json::parse(req.body, nullptr, false);
-      if (body.is_discarded() || !body.is_object()) {
+    // The POST routes parse, render and tokenize: on the workers, off the I/O threads.
+    asio::post(workers, [this, session = std::move(session), req = std::move(req), model,
+                         id = route.id] {
+      try {
+        Work(session, req, id, *model);
+      } catch (const std::exception& e) {
+        LOG(ERROR) << "serve: " << req.method << " " << req.path.substr(0, 256) << ": " << e.what();
+        SendError(ctx, *session, ApiError::Http(500, "internal error"), true);
+      }
+    });
+  }
+
+  void Work(const std::shared_ptr<HttpSession>& session, const HttpRequest& req, RouteId id,
+            const ServedModel& model) {
+    if (id == RouteId::kTokenize || id == RouteId::kDetokenize) {
+      json body;
+      if (auto e = ParseJsonBody(req.body, ctx.options.json, &body)) {
+        return SendError(ctx, *session, *e, false);
+      }
+      if (!body.is_object()) {
         return SendError(ctx, *session,
                          ApiError::InvalidRequest("the body is not a JSON object", ""), false);
       }
-      return path == "/tokenize" ? Tokenize(ctx, *model, *session, body)
-                                 : Detokenize(ctx, *model, *session, body);
+      return id == RouteId::kTokenize ? Tokenize(ctx, model, *session, body)
+                                      : Detokenize(ctx, model, *session, body);
     }
-    const bool chat = path.find("chat") != std::string::npos;
-    HandleCompletion(ctx, *model, std::move(session), req.body, chat);
+    HandleCompletion(ctx, model, session, req.body, id == RouteId::kChatCompletions);
   }
 };
 
-Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>()) {
-  impl_->ctx.options = std::move(options);
-}
+Server::Server(ServerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
 
 Server::~Server() { Shutdown(0); }
 
@@ -181,6 +230,18 @@ Status Server::Start() {
                             std::to_string(impl_->ctx.options.port) + ": " + ec.message());
   }
   port_ = a.local_endpoint().port();
+  // Connections past the descriptors the process may open would fail at accept: keep the cap
+  // below the soft limit (model files, logs and the engine need some).
+  rlimit nofile{};
+  if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY) {
+    const int64_t room = static_cast<int64_t>(nofile.rlim_cur) - 64;
+    int64_t& cap = impl_->ctx.options.max_connections;
+    if (room < cap) {
+      LOG(WARNING) << "serve: at most " << std::max<int64_t>(room, 1)
+                   << " connections (the open-file limit is " << nofile.rlim_cur << ")";
+      cap = std::max<int64_t>(room, 1);
+    }
+  }
   impl_->Accept();
   for (int i = 0; i < std::max(1, impl_->ctx.options.threads); ++i) {
     impl_->threads.emplace_back([this] { impl_->io.run(); });
@@ -212,6 +273,7 @@ void Server::Shutdown(int grace_ms) {
   if (grace_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(50));  // last writes
   impl_->io.stop();
   for (auto& t : impl_->threads) t.join();
+  impl_->workers.join();
   impl_->threads.clear();
 }
 

@@ -1,10 +1,13 @@
 // Server: the OpenAI-compatible HTTP server over one Engine. It listens at once (GET /health
 // answers 503 while the model loads), serves /v1/completions, /v1/chat/completions, /v1/models,
-// /tokenize, /detokenize and /metrics on a small thread pool, and shuts down gracefully.
+// /tokenize, /detokenize and /metrics, and shuts down gracefully. Connections are read and
+// written on a few I/O threads; request bodies are parsed, templates rendered and prompts
+// tokenized on worker threads, so a large request never holds up /health or other clients.
 // Contract notes: max_tokens (or max_completion_tokens) defaults to ServerOptions::
 // default_max_tokens capped by the context left after the prompt; a prompt that fills the context,
 // or prompt + an explicit max_tokens beyond it, is refused with 400 (never silently truncated).
-// Completion responses close the connection (the server watches it for a client that leaves).
+// Every reply keeps the connection alive unless the client asks otherwise; the server watches a
+// connection whose request runs for a client that leaves, and cancels that request.
 #pragma once
 
 #include <atomic>
@@ -18,6 +21,8 @@
 
 #include "base/status.h"
 #include "engine/engine.h"
+#include "server/http_session.h"
+#include "server/json_body.h"
 #include "server/metrics.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -26,10 +31,16 @@ namespace forge::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  uint16_t port = 8080;      // 0: any free port (see Server::port())
-  std::string api_key;       // non-empty: every route but /health needs "Bearer <key>"
-  int threads = 2;           // I/O threads (connections are async; this is not per client)
-  int32_t max_queue = 64;    // requests beyond the engine's max_num_seqs that may wait; then 429
+  uint16_t port = 8080;            // 0: any free port (see Server::port())
+  std::string api_key;             // non-empty: every route but /health needs "Bearer <key>"
+  int threads = 2;                 // I/O threads (connections are async; this is not per client)
+  int workers = 2;                 // threads that parse bodies, render templates and tokenize
+  int64_t max_connections = 1024;  // open connections; past it a new one gets 503 and is closed
+  // Request body bytes held at once over all connections; a body past it gets 503.
+  int64_t max_buffered_bytes = int64_t{256} << 20;
+  ConnectionOptions connection;  // per-connection limits and timeouts
+  JsonLimits json;               // bounds of a JSON body
+  int32_t max_queue = 64;  // requests beyond the engine's max_num_seqs that may wait; then 429
   // max_tokens when a request gives none (capped by what the context leaves after the prompt).
   int32_t default_max_tokens = 256;
 };
@@ -45,7 +56,11 @@ struct ServedModel {
 
 // Shared by the request handlers.
 struct ServerContext {
+  explicit ServerContext(ServerOptions o)
+      : options(std::move(o)), body_budget(options.max_buffered_bytes) {}
   ServerOptions options;
+  BodyBudget body_budget;               // request bodies held by all connections
+  std::atomic<int64_t> connections{0};  // open connections
   std::atomic<const ServedModel*> model{nullptr};
   ServerMetrics metrics;
   std::atomic<int64_t> in_flight{0};  // completion requests submitted and not finished
