@@ -216,7 +216,9 @@ void HttpSession::Gone() {
 void HttpSession::Queue(std::string bytes, bool last) {
   if (closed_) return;
   queued_bytes_ += bytes.size();
-  if (queued_bytes_ > options_->max_queued_bytes) return Gone();  // a client that does not read
+  // A stream's chunks piling up: a client that does not read. (A whole response is one item,
+  // already made; it is not refused for its size.)
+  if (!last && queued_bytes_ > options_->max_queued_bytes) return Gone();
   if (!bytes.empty()) writes_.push_back(std::move(bytes));
   if (last) response_done_ = true;
   if (!writing_) DoWrite();

@@ -29,7 +29,7 @@ struct ConnectionOptions {
   std::chrono::milliseconds request_timeout{120'000};
   // A write the client does not read for this long: the client is taken as gone.
   std::chrono::milliseconds write_timeout{60'000};
-  // Response bytes waiting for a slow reader: the client is taken as gone past it.
+  // Stream bytes waiting for a slow reader: the client is taken as gone past it.
   size_t max_queued_bytes = 32 << 20;
 };
 
