@@ -1,13 +1,14 @@
 // forge serve -m MODEL.gguf [--host H --port P --api-key K ...]: the OpenAI-compatible HTTP server
 // (src/server) over one engine. It listens before the model loads (/health: 503, then 200) and
 // shuts down gracefully on SIGINT or SIGTERM.
+#include <malloc.h>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <malloc.h>
+#include <iterator>
 #include <memory>
 
 #include "commands.h"
@@ -25,7 +26,8 @@ constexpr const char* kChatMl =
     "'\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 struct Args {
-  std::string model, device = "auto", alias, port_file, api_key_file;
+  std::string model, device = "auto", alias, port_file, api_key_file, chat_template_file;
+  std::vector<std::string> served_names;
   double keep_alive_s = 30, request_timeout_s = 120;
   server::ServerOptions server;
   int64_t ctx = 0;
@@ -113,6 +115,18 @@ int Serve(Args& a) {
   auto source_or = (*model)->file().GetStringOr("tokenizer.chat_template", "");
   if (!source_or.ok()) return Fail("chat template", source_or.status());
   std::string source = *source_or;
+  if (!a.chat_template_file.empty()) {  // --chat-template: the file's template instead
+    std::ifstream in(a.chat_template_file, std::ios::binary);
+    if (!in) {
+      return Fail("chat template",
+                  NotFoundError("--chat-template " + a.chat_template_file + ": cannot be read"));
+    }
+    source.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (source.empty()) {
+      return Fail("chat template",
+                  InvalidArgumentError("--chat-template " + a.chat_template_file + " is empty"));
+    }
+  }
   if (source.empty()) {
     std::fprintf(stderr, "forge serve: the model has no chat template; using ChatML\n");
     source = kChatMl;
@@ -134,12 +148,13 @@ int Serve(Args& a) {
   if (!engine.ok()) return Fail("engine", engine.status());
   (*engine)->Start();
 
-  server::ServedModel served{
-      a.alias.empty() ? std::filesystem::path(a.model).stem().string() : a.alias,
-      engine->get(),
-      tokenizer->get(),
-      *tmpl,
-      {}};
+  std::string name = a.alias.empty() ? std::filesystem::path(a.model).stem().string() : a.alias;
+  std::vector<std::string> aliases;
+  if (!a.served_names.empty()) {  // the first is the name; the rest are answered to as well
+    name = a.served_names[0];
+    aliases.assign(a.served_names.begin() + 1, a.served_names.end());
+  }
+  server::ServedModel served{name, aliases, engine->get(), tokenizer->get(), *tmpl, {}};
   const Vocab& vocab = (*tokenizer)->vocab();
   served.template_options.add_generation_prompt = true;
   if (vocab.Valid(vocab.bos)) {
@@ -221,6 +236,14 @@ void AddServeCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--default-max-tokens", a->server.default_max_tokens,
                   "max_tokens of requests that give none (capped by the context)");
   cmd->add_option("--alias", a->alias, "Model id in the API (default: the file's name)");
+  cmd->add_option("--served-model-name", a->served_names,
+                  "Model ids the API answers to (the first is the one it reports)")
+      ->excludes("--alias");
+  cmd->add_option("--chat-template", a->chat_template_file,
+                  "A Jinja chat template file, used instead of the model's");
+  cmd->add_option("--cors-origins", a->server.cors_origins,
+                  "Origins whose pages may call the API from a browser ('*': any); off by "
+                  "default");
   cmd->add_option("--port-file", a->port_file, "Write the bound port here")->group("");
   cmd->add_option("--debug-step-delay-ms", a->step_delay_ms, "Sleep after each step")->group("");
   cmd->add_option("--debug-load-delay-ms", a->load_delay_ms, "Sleep before loading the model")

@@ -35,9 +35,12 @@ struct Completion : std::enable_shared_from_this<Completion> {
   bool stream = false;
   bool include_usage = false;
   bool continuous_usage = false;  // every token-carrying event is a chunk with the usage so far
-  int64_t prompt_tokens = 0;
-  int64_t generated = 0;  // tokens streamed so far, all samples
-  RequestId id = 0;
+  int64_t prompt_tokens = 0;      // all prompts
+  int64_t generated = 0;          // tokens streamed so far, all samples
+  int32_t n = 1;                  // choices per prompt: choice i answers prompt i / n
+  std::vector<RequestId> ids;     // one engine request per prompt
+  std::vector<std::string> echo;  // per prompt: the text each of its choices starts with
+  std::vector<int64_t> cached;    // per prompt: its tokens found in the prefix cache
   std::vector<SampleOutput> samples;
   std::vector<Clock::time_point> last_token;  // per sample, for inter-token latency
   int32_t unfinished = 0;
@@ -45,8 +48,13 @@ struct Completion : std::enable_shared_from_this<Completion> {
   bool cancelled = false;
   double e2e_seconds = 0;
 
-  void OnEvent(const RequestEvent& ev, Clock::time_point now) {
+  void OnEvent(RequestEvent ev, Clock::time_point now) {
     SampleOutput& s = samples[ev.sample];
+    const size_t prompt = static_cast<size_t>(ev.sample / n);
+    if (!echo.empty() && !s.echoed) {  // the choice's first text is its prompt
+      ev.text = echo[prompt] + ev.text;
+      s.echoed = true;
+    }
     if (!ev.tokens.empty()) {
       if (s.started || !s.tokens.empty()) {
         const double gap =
@@ -63,7 +71,7 @@ struct Completion : std::enable_shared_from_this<Completion> {
           (meta.chat && !s.started) || (continuous_usage && !ev.tokens.empty())) {
         if (!(ev.finished && !ev.status.ok())) {
           json chunk = ChunkJson(meta, ev, meta.chat && !s.started, include_usage);
-          if (continuous_usage) chunk["usage"] = UsageJson(prompt_tokens, generated);
+          if (continuous_usage) chunk["usage"] = UsageJson(prompt_tokens, generated, Cached());
           session->SendChunk(SseData(chunk));
           s.started = true;
         }
@@ -76,6 +84,7 @@ struct Completion : std::enable_shared_from_this<Completion> {
     if (!ev.finished) return;
     s.finish = ev.finish;
     s.completion_tokens = ev.usage.completion_tokens;
+    cached[prompt] = std::max(cached[prompt], ev.usage.cached_prompt_tokens);
     if (ev.timing.ttft_seconds > 0) ctx->metrics.ttft().Observe(ev.timing.ttft_seconds);
     e2e_seconds = std::max(e2e_seconds, ev.timing.total_seconds);
     if (!ev.status.ok()) {
@@ -83,6 +92,12 @@ struct Completion : std::enable_shared_from_this<Completion> {
       if (error.ok()) error = ev.status;
     }
     if (--unfinished == 0) Finish();
+  }
+
+  int64_t Cached() const {
+    int64_t total = 0;
+    for (int64_t c : cached) total += c;
+    return total;
   }
 
   void Finish() {
@@ -103,43 +118,56 @@ struct Completion : std::enable_shared_from_this<Completion> {
         session->SendChunk(SseData(json::parse(ApiError::FromStatus(error).Json())));
       }
       if (include_usage && error.ok()) {
-        session->SendChunk(SseData(UsageChunkJson(meta, prompt_tokens, completion)));
+        session->SendChunk(SseData(UsageChunkJson(meta, prompt_tokens, completion, Cached())));
       }
       session->SendChunk("data: [DONE]\n\n");
       session->EndStream();
     } else if (!error.ok()) {
       SendError(*ctx, *session, ApiError::FromStatus(error), /*count=*/false);
     } else {
-      session->Respond(200, "application/json", Dump(ResponseJson(meta, samples, prompt_tokens)));
+      session->Respond(200, "application/json",
+                       Dump(ResponseJson(meta, samples, prompt_tokens, Cached())));
     }
     {
       std::lock_guard<std::mutex> lock(ctx->live_mu);
-      ctx->live.erase(id);
+      for (RequestId id : ids) ctx->live.erase(id);
     }
-    ctx->in_flight.fetch_sub(1);
+    ctx->in_flight.fetch_sub(static_cast<int64_t>(ids.size()));
   }
 };
 
-// The prompt's token ids, or an error naming the field.
-std::optional<ApiError> BuildPrompt(const ServedModel& model, const CompletionRequest& req,
-                                    std::vector<int32_t>* ids) {
+// The token ids of each prompt (chat: one, from the template), or an error naming the field.
+std::optional<ApiError> BuildPrompts(const ServedModel& model, const CompletionRequest& req,
+                                     std::vector<std::vector<int32_t>>* prompts) {
   const Tokenizer& tok = *model.tokenizer;
   if (req.chat) {
     auto text = model.chat_template.Apply(req.messages, model.template_options);
     if (!text.ok()) return ApiError::FromStatus(text.status(), "messages");
-    *ids = tok.Encode(*text, /*add_special=*/false, /*parse_special=*/true);
+    std::vector<int32_t> ids = tok.Encode(*text, /*add_special=*/false, /*parse_special=*/true);
     const Vocab& vocab = tok.vocab();
-    if (vocab.add_bos && vocab.Valid(vocab.bos) && (ids->empty() || (*ids)[0] != vocab.bos)) {
-      ids->insert(ids->begin(), vocab.bos);
+    if (vocab.add_bos && vocab.Valid(vocab.bos) && (ids.empty() || ids[0] != vocab.bos)) {
+      ids.insert(ids.begin(), vocab.bos);
     }
-  } else if (req.prompt_is_ids) {
-    *ids = req.prompt_ids;
+    prompts->push_back(std::move(ids));
   } else {
-    *ids = tok.Encode(req.prompt, /*add_special=*/true, /*parse_special=*/false);
+    for (const PromptInput& p : req.prompts) {
+      prompts->push_back(p.is_ids ? p.ids
+                                  : tok.Encode(p.text, /*add_special=*/true,
+                                               /*parse_special=*/false));
+    }
   }
-  if (ids->empty())
-    return ApiError::InvalidRequest("the prompt is empty", req.chat ? "messages" : "prompt");
+  for (const auto& ids : *prompts) {
+    if (ids.empty()) {
+      return ApiError::InvalidRequest("the prompt is empty", req.chat ? "messages" : "prompt");
+    }
+  }
   return std::nullopt;
+}
+
+ApiError ContextExceeded(std::string message, std::string param) {
+  ApiError e = ApiError::InvalidRequest(std::move(message), std::move(param));
+  e.code = "context_length_exceeded";
+  return e;
 }
 
 }  // namespace
@@ -161,7 +189,8 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
   CompletionRequest req;
   if (auto e = ParseCompletionRequest(parsed, chat, &req))
     return SendError(ctx, *session, *e, true);
-  if (!req.model.empty() && req.model != model.name) {
+  ctx.metrics.NoteIgnoredFields(req.ignored_fields);
+  if (!model.Answers(req.model)) {
     return SendError(ctx, *session,
                      ApiError::FromStatus(
                          NotFoundError("the model '" + req.model +
@@ -169,47 +198,51 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
                          "model"),
                      true);
   }
-  std::vector<int32_t> ids;
-  if (auto e = BuildPrompt(model, req, &ids)) return SendError(ctx, *session, *e, true);
+  std::vector<std::vector<int32_t>> prompts;
+  if (auto e = BuildPrompts(model, req, &prompts)) return SendError(ctx, *session, *e, true);
   const int32_t n_vocab = model.tokenizer->vocab().size();
-  for (int32_t t : ids) {
-    if (t >= n_vocab) {
+  const int64_t ctx_size = model.engine->ctx_size();
+  const char* prompt_field = chat ? "messages" : "prompt";
+  int64_t prompt_tokens = 0;
+  int64_t longest = 0;
+  for (const auto& ids : prompts) {
+    for (int32_t t : ids) {
+      if (t >= n_vocab) {
+        return SendError(
+            ctx, *session,
+            ApiError::InvalidRequest("token id " + std::to_string(t) +
+                                         " is outside the vocabulary of " + std::to_string(n_vocab),
+                                     "prompt"),
+            true);
+      }
+    }
+    const int64_t len = static_cast<int64_t>(ids.size());
+    prompt_tokens += len;
+    longest = std::max(longest, len);
+    if (len >= ctx_size) {
+      return SendError(ctx, *session,
+                       ContextExceeded("the prompt has " + std::to_string(len) +
+                                           " tokens; the context holds " + std::to_string(ctx_size),
+                                       prompt_field),
+                       true);
+    }
+    if (req.max_tokens && len + *req.max_tokens > ctx_size) {
       return SendError(
           ctx, *session,
-          ApiError::InvalidRequest("token id " + std::to_string(t) +
-                                       " is outside the vocabulary of " + std::to_string(n_vocab),
-                                   "prompt"),
+          ContextExceeded("prompt (" + std::to_string(len) + " tokens) + max_tokens (" +
+                              std::to_string(*req.max_tokens) + ") exceeds the context of " +
+                              std::to_string(ctx_size),
+                          "max_tokens"),
           true);
     }
   }
   if (Status s = req.params.ValidateForVocab(n_vocab); !s.ok()) {
     return SendError(ctx, *session, ApiError::FromStatus(s), true);
   }
-  const int64_t ctx_size = model.engine->ctx_size();
-  const int64_t prompt_len = static_cast<int64_t>(ids.size());
-  const char* prompt_field = chat ? "messages" : "prompt";
-  if (prompt_len >= ctx_size) {
-    return SendError(
-        ctx, *session,
-        ApiError::InvalidRequest("the prompt has " + std::to_string(prompt_len) +
-                                     " tokens; the context holds " + std::to_string(ctx_size),
-                                 prompt_field),
-        true);
-  }
-  if (req.max_tokens && prompt_len + *req.max_tokens > ctx_size) {
-    return SendError(
-        ctx, *session,
-        ApiError::InvalidRequest("prompt (" + std::to_string(prompt_len) +
-                                     " tokens) + max_tokens (" + std::to_string(*req.max_tokens) +
-                                     ") exceeds the context of " + std::to_string(ctx_size),
-                                 "max_tokens"),
-        true);
-  }
-  req.params.max_tokens = req.max_tokens.value_or(static_cast<int32_t>(
-      std::min<int64_t>(ctx.options.default_max_tokens, ctx_size - prompt_len)));
+  const int64_t count = static_cast<int64_t>(prompts.size());
   const int64_t limit = model.engine->options().max_num_seqs + ctx.options.max_queue;
-  if (ctx.in_flight.fetch_add(1) >= limit) {
-    ctx.in_flight.fetch_sub(1);
+  if (ctx.in_flight.fetch_add(count) + count > limit) {
+    ctx.in_flight.fetch_sub(count);
     return SendError(ctx, *session,
                      ApiError::FromStatus(
                          ResourceExhaustedError("the server is busy: " + std::to_string(limit) +
@@ -225,57 +258,92 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
              std::chrono::duration_cast<std::chrono::seconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count(),
-             model.name,
+             req.model.empty() ? model.name : req.model,
              req.logprobs,
              model.tokenizer};
   c->stream = req.stream;
   c->include_usage = req.include_usage;
   c->continuous_usage = req.stream && req.include_usage && req.continuous_usage;
-  c->prompt_tokens = prompt_len;
-  c->samples.resize(req.n);
-  c->last_token.resize(req.n);
-  c->unfinished = req.n;
+  c->prompt_tokens = prompt_tokens;
+  c->n = req.n;
+  c->cached.assign(prompts.size(), 0);
+  if (req.echo) {
+    for (size_t p = 0; p < prompts.size(); ++p) {
+      const PromptInput& in = req.prompts[p];
+      DecodeOptions opt;
+      opt.strip_leading_space = false;
+      c->echo.push_back(in.is_ids ? model.tokenizer->Decode(in.ids, opt) : in.text);
+    }
+  }
+  const size_t choices = prompts.size() * static_cast<size_t>(req.n);
+  c->samples.resize(choices);
+  c->last_token.resize(choices);
+  c->unfinished = static_cast<int32_t>(choices);
 
-  EngineRequest er;
-  er.prompt_ids = std::move(ids);
-  er.params = req.params;
-  er.n = req.n;
-  // The step thread delivers events in order and posts them, in that order, to the connection's
-  // strand: Completion's state is touched only there.
-  er.on_event = [c](RequestEvent ev) {
-    const Clock::time_point now = Clock::now();
-    c->session->Post([c, ev = std::move(ev), now] { c->OnEvent(ev, now); });
-  };
-  // Watch before submitting: the connection must not go back to reading requests meanwhile.
+  // Watch before submitting: a client that leaves cancels every prompt's request.
   struct Watch {
-    std::atomic<RequestId> id{0};
-    std::atomic<bool> gone{false};
+    std::mutex mu;
+    std::vector<RequestId> ids;
+    bool gone = false;
   };
   auto watch = std::make_shared<Watch>();
   Engine* engine = model.engine;
   session->WatchDisconnect([engine, watch] {
+    std::lock_guard<std::mutex> lock(watch->mu);
     watch->gone = true;
-    if (RequestId id = watch->id.load()) engine->Cancel(id);
+    for (RequestId id : watch->ids) engine->Cancel(id);
   });
   if (req.stream) session->StartStream();
-  std::lock_guard<std::mutex> lock(ctx.live_mu);  // the id is live before any event can end it
-  auto handle = model.engine->Submit(std::move(er));
-  if (!handle.ok()) {
-    ctx.in_flight.fetch_sub(1);
-    ApiError e = ApiError::FromStatus(handle.status());
-    if (req.stream) {
-      ctx.metrics.CountRequest(Outcome::kRejected);
-      session->SendChunk(SseData(json::parse(e.Json())));
-      session->SendChunk("data: [DONE]\n\n");
-      session->EndStream();
+  std::lock_guard<std::mutex> lock(ctx.live_mu);  // the ids are live before any event can end them
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    EngineRequest er;
+    er.prompt_ids = std::move(prompts[p]);
+    er.params = req.params;
+    er.n = req.n;
+    if (req.max_tokens) {
+      er.params.max_tokens = *req.max_tokens;
+    } else {
+      er.params.max_tokens = static_cast<int32_t>(std::min<int64_t>(
+          ctx.options.default_max_tokens, ctx_size - static_cast<int64_t>(er.prompt_ids.size())));
+    }
+    // The step thread delivers events in order and posts them, in that order, to the
+    // connection's strand: Completion's state is touched only there.
+    const int32_t offset = static_cast<int32_t>(p) * req.n;
+    er.on_event = [c, offset](RequestEvent ev) {
+      const Clock::time_point now = Clock::now();
+      ev.sample += offset;
+      c->session->Post([c, ev = std::move(ev), now]() mutable { c->OnEvent(std::move(ev), now); });
+    };
+    auto handle = model.engine->Submit(std::move(er));
+    if (!handle.ok()) {
+      // Nothing was submitted: answer the error. Otherwise the prompts submitted are cancelled
+      // and the answer is this error once they end.
+      ctx.in_flight.fetch_sub(count - static_cast<int64_t>(p));
+      if (p == 0) {
+        ApiError e = ApiError::FromStatus(handle.status());
+        if (req.stream) {
+          ctx.metrics.CountRequest(Outcome::kRejected);
+          session->SendChunk(SseData(json::parse(e.Json())));
+          session->SendChunk("data: [DONE]\n\n");
+          session->EndStream();
+          return;
+        }
+        return SendError(ctx, *session, e, true);
+      }
+      c->session->Post([c, p, status = handle.status()] {
+        if (c->error.ok()) c->error = status;
+        c->unfinished -= static_cast<int32_t>((c->samples.size() / c->n - p) * c->n);
+        if (c->unfinished == 0) c->Finish();
+      });
+      for (RequestId id : c->ids) engine->Cancel(id);
       return;
     }
-    return SendError(ctx, *session, e, true);
+    c->ids.push_back(handle->id);
+    ctx.live.insert(handle->id);
+    std::lock_guard<std::mutex> wl(watch->mu);
+    watch->ids.push_back(handle->id);
+    if (watch->gone) engine->Cancel(handle->id);  // the client left before the id was known
   }
-  c->id = handle->id;
-  ctx.live.insert(handle->id);
-  watch->id = handle->id;
-  if (watch->gone) engine->Cancel(handle->id);  // the client left before the id was known
 }
 
 }  // namespace forge::server

@@ -16,10 +16,11 @@ json FinishJson(FinishReason finish) {
   }
 }
 
-json UsageJson(int64_t prompt_tokens, int64_t completion_tokens) {
+json UsageJson(int64_t prompt_tokens, int64_t completion_tokens, int64_t cached_tokens) {
   return {{"prompt_tokens", prompt_tokens},
           {"completion_tokens", completion_tokens},
-          {"total_tokens", prompt_tokens + completion_tokens}};
+          {"total_tokens", prompt_tokens + completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
 }
 
 json LogprobsJson(const ResponseMeta& meta, const std::vector<int32_t>& tokens,
@@ -60,7 +61,7 @@ json LogprobsJson(const ResponseMeta& meta, const std::vector<int32_t>& tokens,
 }
 
 json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& samples,
-                  int64_t prompt_tokens) {
+                  int64_t prompt_tokens, int64_t cached_tokens) {
   json choices = json::array();
   int64_t completion = 0;
   for (size_t i = 0; i < samples.size(); ++i) {
@@ -76,9 +77,10 @@ json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& sam
     }
     choices.push_back(std::move(c));
   }
-  return {{"id", meta.id},           {"object", meta.chat ? "chat.completion" : "text_completion"},
-          {"created", meta.created}, {"model", meta.model},
-          {"choices", choices},      {"usage", UsageJson(prompt_tokens, completion)}};
+  return {
+      {"id", meta.id},           {"object", meta.chat ? "chat.completion" : "text_completion"},
+      {"created", meta.created}, {"model", meta.model},
+      {"choices", choices},      {"usage", UsageJson(prompt_tokens, completion, cached_tokens)}};
 }
 
 json ChunkJson(const ResponseMeta& meta, const RequestEvent& ev, bool first, bool include_usage) {
@@ -102,13 +104,14 @@ json ChunkJson(const ResponseMeta& meta, const RequestEvent& ev, bool first, boo
   return j;
 }
 
-json UsageChunkJson(const ResponseMeta& meta, int64_t prompt_tokens, int64_t completion_tokens) {
+json UsageChunkJson(const ResponseMeta& meta, int64_t prompt_tokens, int64_t completion_tokens,
+                    int64_t cached_tokens) {
   return {{"id", meta.id},
           {"object", meta.chat ? "chat.completion.chunk" : "text_completion"},
           {"created", meta.created},
           {"model", meta.model},
           {"choices", json::array()},
-          {"usage", UsageJson(prompt_tokens, completion_tokens)}};
+          {"usage", UsageJson(prompt_tokens, completion_tokens, cached_tokens)}};
 }
 
 std::string Dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }

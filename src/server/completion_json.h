@@ -30,23 +30,26 @@ struct SampleOutput {
   FinishReason finish = FinishReason::kNone;
   int64_t completion_tokens = 0;
   bool started = false;  // a chat stream sent its role delta
+  bool echoed = false;   // the prompt's text went out first (echo)
 };
 
 // "stop", "length" or null.
 nlohmann::json FinishJson(FinishReason finish);
-nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens);
+// With prompt_tokens_details.cached_tokens: prompt tokens found in the prefix cache.
+nlohmann::json UsageJson(int64_t prompt_tokens, int64_t completion_tokens,
+                         int64_t cached_tokens = 0);
 // Logprobs of tokens in the API's shape (null when !meta.logprobs).
 nlohmann::json LogprobsJson(const ResponseMeta& meta, const std::vector<int32_t>& tokens,
                             const std::vector<SampleResult>& logprobs);
 // The whole non-streaming response.
 nlohmann::json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& samples,
-                            int64_t prompt_tokens);
+                            int64_t prompt_tokens, int64_t cached_tokens);
 // One streamed choice chunk for an event (with include_usage, "usage": null).
 nlohmann::json ChunkJson(const ResponseMeta& meta, const RequestEvent& event, bool first,
                          bool include_usage);
 // The final usage chunk (choices []).
 nlohmann::json UsageChunkJson(const ResponseMeta& meta, int64_t prompt_tokens,
-                              int64_t completion_tokens);
+                              int64_t completion_tokens, int64_t cached_tokens);
 // "data: <json>\n\n"; invalid UTF-8 is replaced, never thrown.
 std::string SseData(const nlohmann::json& j);
 std::string Dump(const nlohmann::json& j);

@@ -11,7 +11,7 @@ namespace {
 
 using nlohmann::json;
 
-// Fields accepted (and ignored where they change nothing here).
+// Fields read (or accepted and ignored where they change nothing here).
 const std::set<std::string>& KnownFields() {
   static const std::set<std::string> k = {"model",
                                           "prompt",
@@ -36,7 +36,23 @@ const std::set<std::string>& KnownFields() {
                                           "stream",
                                           "stream_options",
                                           "user",
-                                          "stop_token_ids"};
+                                          "stop_token_ids",
+                                          "echo",
+                                          "best_of",
+                                          "suffix",
+                                          "response_format",
+                                          "store",
+                                          "metadata",
+                                          "service_tier"};
+  return k;
+}
+
+// Features that change the answer and that Forge does not offer: refused, never ignored.
+const std::set<std::string>& UnsupportedFields() {
+  static const std::set<std::string> k = {
+      "tools",   "tool_choice", "functions",   "function_call",     "parallel_tool_calls",
+      "grammar", "json_schema", "guided_json", "guided_regex",      "guided_choice",
+      "audio",   "modalities",  "prediction",  "web_search_options"};
   return k;
 }
 
@@ -78,29 +94,42 @@ std::optional<ApiError> GetBool(const json& body, const char* field, bool* out) 
   return std::nullopt;
 }
 
-std::optional<ApiError> ParsePrompt(const json& p, CompletionRequest* out) {
-  // Nesting is bounded by the body's depth limit (json_body.h).
+// One prompt: a string or a list of token ids.
+std::optional<ApiError> ParseOnePrompt(const json& p, PromptInput* out) {
   if (p.is_string()) {
-    out->prompt = p.get<std::string>();
+    out->text = p.get<std::string>();
     return std::nullopt;
   }
-  if (p.is_array() && p.size() == 1 && p[0].is_string()) {
-    out->prompt = p[0].get<std::string>();
-    return std::nullopt;
-  }
-  if (p.is_array() && p.size() == 1 && p[0].is_array()) return ParsePrompt(p[0], out);
   if (p.is_array() && !p.empty() && p[0].is_number()) {
     for (const json& t : p) {
       auto id = TokenIdFromJson(t, int64_t{INT32_MAX} + 1, "prompt");
       if (!id.ok()) return ApiError::FromStatus(id.status(), "prompt");
-      out->prompt_ids.push_back(*id);
+      out->ids.push_back(*id);
     }
-    out->prompt_is_ids = true;
+    out->is_ids = true;
     return std::nullopt;
   }
-  if (p.is_array() && p.size() > 1)
-    return Bad("prompt", "a list of several prompts is not supported");
-  return Bad("prompt", "expected a string or a list of token ids");
+  return Bad("prompt", "expected a string, a list of token ids, or a list of either");
+}
+
+// A prompt, or a list of strings or of token-id lists (each answered on its own).
+std::optional<ApiError> ParsePrompt(const json& p, CompletionRequest* out) {
+  const bool list = p.is_array() && !p.empty() && (p[0].is_string() || p[0].is_array());
+  if (!list) {
+    out->prompts.emplace_back();
+    return ParseOnePrompt(p, &out->prompts.back());
+  }
+  if (p.size() > kMaxChoices) {
+    return Bad("prompt", "a list of at most " + std::to_string(kMaxChoices) + " prompts");
+  }
+  for (const json& one : p) {
+    if (!one.is_string() && !one.is_array()) {
+      return Bad("prompt", "a list of prompts holds strings or lists of token ids");
+    }
+    out->prompts.emplace_back();
+    if (auto e = ParseOnePrompt(one, &out->prompts.back())) return e;
+  }
+  return std::nullopt;
 }
 
 std::optional<ApiError> ParseMessages(const json& m, CompletionRequest* out) {
@@ -115,17 +144,21 @@ std::optional<ApiError> ParseMessages(const json& m, CompletionRequest* out) {
     if (content != m[i].end() && content->is_string()) {
       msg.content = content->get<std::string>();
     } else if (content != m[i].end() && content->is_array()) {  // [{"type":"text","text":...}]
-      for (const json& part : *content) {
+      bool first = true;
+      for (const json& part : *content) {  // text parts are joined by newlines
         if (!part.is_object() || !part.contains("type") || part["type"] != "text" ||
             !part.contains("text") || !part["text"].is_string()) {
           return Bad(field + ".content", "only text parts are supported");
         }
+        if (!first) msg.content += '\n';
         msg.content += part["text"].get<std::string>();
+        first = false;
       }
     } else if (content != m[i].end() && !content->is_null()) {
       return Bad(field + ".content", "expected a string or a list of text parts");
     }
     for (const auto& [key, value] : m[i].items()) {
+      if (value.is_null()) continue;
       if (key != "role" && key != "content" && key != "name") {
         return ApiError::FromStatus(
             UnimplementedError("'" + field + "." + key + "' is not supported"), field + "." + key);
@@ -183,14 +216,50 @@ StatusOr<int32_t> TokenIdFromJson(const json& v, int64_t n_vocab, const std::str
   return static_cast<int32_t>(v.get<int64_t>());
 }
 
-std::optional<ApiError> ParseCompletionRequest(const json& body, bool chat,
-                                               CompletionRequest* out) {
-  if (!body.is_object()) return ApiError::InvalidRequest("the body must be a JSON object", "");
+std::optional<ApiError> ParseCompletionRequest(const json& raw, bool chat, CompletionRequest* out) {
+  if (!raw.is_object()) return ApiError::InvalidRequest("the body must be a JSON object", "");
   out->chat = chat;
-  for (const auto& [key, value] : body.items()) {
-    if (!KnownFields().count(key)) {
+  json body = json::object();  // without the fields sent as null
+  for (const auto& [key, value] : raw.items()) {
+    if (value.is_null()) continue;
+    if (UnsupportedFields().count(key)) {
       return ApiError::FromStatus(UnimplementedError("'" + key + "' is not supported"), key);
     }
+    if (!KnownFields().count(key)) {
+      out->ignored_fields.push_back(key);
+      continue;
+    }
+    body[key] = value;
+  }
+  if (body.contains("response_format")) {
+    const json& rf = body["response_format"];
+    if (!rf.is_object() || !rf.contains("type") || !rf["type"].is_string()) {
+      return Bad("response_format", "expected an object with a \"type\"");
+    }
+    if (rf["type"] != "text") {
+      return ApiError::FromStatus(UnimplementedError("'response_format' of type " +
+                                                     rf["type"].dump() + " is not supported"),
+                                  "response_format");
+    }
+  }
+  if (body.contains("best_of")) {
+    std::optional<int64_t> best_of;
+    if (auto e = GetInt(body, "best_of", 1, kMaxChoices, &best_of)) return e;
+    if (*best_of != 1) {
+      return ApiError::FromStatus(UnimplementedError("'best_of' other than 1 is not supported"),
+                                  "best_of");
+    }
+  }
+  if (body.contains("suffix")) {
+    if (!body["suffix"].is_string()) return Bad("suffix", "expected a string");
+    if (!body["suffix"].get<std::string>().empty()) {
+      return ApiError::FromStatus(UnimplementedError("'suffix' is not supported"), "suffix");
+    }
+  }
+  if (!chat) {
+    if (auto e = GetBool(body, "echo", &out->echo)) return e;
+  } else if (body.contains("echo")) {
+    return Bad("echo", "is a field of /v1/completions");
   }
   if (body.contains("model")) {
     if (!body["model"].is_string()) return Bad("model", "expected a string");
@@ -277,6 +346,14 @@ std::optional<ApiError> ParseCompletionRequest(const json& body, bool chat,
   }
   p.logprobs = out->logprobs;
   p.top_logprobs = out->top_logprobs;
+  if (!chat && out->prompts.size() * out->n > kMaxChoices) {
+    return Bad("n", "prompts x n must be at most " + std::to_string(kMaxChoices));
+  }
+  if (out->echo && out->logprobs) {
+    return ApiError::FromStatus(
+        UnimplementedError("'echo' with 'logprobs' (the prompt's logprobs) is not supported"),
+        "echo");
+  }
   Status s = p.Validate();
   if (!s.ok()) {
     const std::string& m = s.message();

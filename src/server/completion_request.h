@@ -15,14 +15,23 @@
 
 namespace forge::server {
 
+// One prompt of /v1/completions: text, or token ids used verbatim.
+struct PromptInput {
+  std::string text;
+  std::vector<int32_t> ids;
+  bool is_ids = false;
+};
+
+// Prompts x n of one request at most (each is a sequence of its own).
+inline constexpr int kMaxChoices = 128;
+
 struct CompletionRequest {
   bool chat = false;  // /v1/chat/completions
   std::string model;  // empty: the served model
-  // Completions: text, or token ids used verbatim (prompt_is_ids). Chat: messages.
-  std::string prompt;
-  std::vector<int32_t> prompt_ids;
-  bool prompt_is_ids = false;
+  // Completions: one prompt or a list of them (each answered with n choices). Chat: messages.
+  std::vector<PromptInput> prompts;
   std::vector<ChatMessage> messages;
+  bool echo = false;  // completions: each choice's text starts with its prompt
   int32_t n = 1;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
@@ -36,6 +45,8 @@ struct CompletionRequest {
   int32_t top_logprobs = 0;
   // Everything else goes straight into the sampling params (max_tokens set later).
   SamplingParams params;
+  // Fields Forge does not know: ignored (as OpenAI-compatible servers do), counted and logged.
+  std::vector<std::string> ignored_fields;
 };
 
 // A token id from JSON: an integer in [0, n_vocab) (ids past int32 are errors, never truncated),
@@ -43,9 +54,10 @@ struct CompletionRequest {
 StatusOr<int32_t> TokenIdFromJson(const nlohmann::json& v, int64_t n_vocab,
                                   const std::string& field);
 
-// Parses a request body. Errors are 400s naming the field: not an object, a wrong type, a value
-// out of range, a missing prompt/messages, and fields Forge does not support (tools,
-// response_format, functions, ...).
+// Parses a request body. A field sent as null is treated as absent. Errors are 400s naming the
+// field: not an object, a wrong type, a value out of range, a missing prompt/messages, and
+// features Forge knows but does not offer (tools, response_format other than text, functions,
+// ...). Unknown fields are listed in ignored_fields.
 std::optional<ApiError> ParseCompletionRequest(const nlohmann::json& body, bool chat,
                                                CompletionRequest* out);
 

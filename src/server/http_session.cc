@@ -24,6 +24,8 @@ const char* Reason(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 204:
+      return "No Content";
     case 400:
       return "Bad Request";
     case 401:
@@ -152,11 +154,16 @@ void HttpSession::Fail(int status, const std::string& message) {
 void HttpSession::Respond(int status, const std::string& content_type, std::string body,
                           Headers headers) {
   std::string head = "HTTP/1.1 " + std::to_string(status) + " " + Reason(status) + "\r\n";
-  head += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) +
-          "\r\n";
+  if (status != 204) {  // a 204 has no body and no length
+    head += "Content-Type: " + content_type + "\r\nContent-Length: " + std::to_string(body.size()) +
+            "\r\n";
+  } else {
+    body.clear();
+  }
   for (const auto& [k, v] : headers) head += k + ": " + v + "\r\n";
   asio::dispatch(socket_.get_executor(), [self = shared_from_this(), head = std::move(head),
                                           body = std::move(body)]() mutable {
+    for (const auto& [k, v] : self->extra_headers_) head += k + ": " + v + "\r\n";
     const bool close = !self->keep_alive_ || self->peer_eof_;
     head += close ? "Connection: close\r\n\r\n" : "Connection: keep-alive\r\n\r\n";
     self->Queue(head + body, true);
@@ -171,10 +178,18 @@ void HttpSession::StartStream() {
     if (!self->chunked_) self->keep_alive_ = false;
     std::string head =
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n";
+    for (const auto& [k, v] : self->extra_headers_) head += k + ": " + v + "\r\n";
     head += self->chunked_ ? "Transfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n"
                            : "Connection: close\r\n\r\n";
     self->Queue(std::move(head), false);
   });
+}
+
+void HttpSession::AddResponseHeader(std::string name, std::string value) {
+  asio::dispatch(socket_.get_executor(),
+                 [self = shared_from_this(), n = std::move(name), v = std::move(value)]() mutable {
+                   self->extra_headers_.emplace_back(std::move(n), std::move(v));
+                 });
 }
 
 void HttpSession::SendChunk(std::string bytes) {
@@ -260,6 +275,7 @@ void HttpSession::ResponseDone() {
   response_done_ = false;
   chunked_ = false;
   queued_bytes_ = 0;
+  extra_headers_.clear();
   ArmTimer();
   Parse();  // a request that came while this one ran
   ReadMore();

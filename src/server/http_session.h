@@ -46,6 +46,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   // EndStream. After a response the connection reads the next request unless the client asked
   // to close (or closed its side).
   void Respond(int status, const std::string& content_type, std::string body, Headers headers = {});
+  // A header every response to the current request carries (CORS): call from the handler
+  // before it responds.
+  void AddResponseHeader(std::string name, std::string value);
   void StartStream();
   void SendChunk(std::string bytes);
   void EndStream();
@@ -102,6 +105,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool response_done_ = false;                      // the last bytes of the response are queued
   bool closed_ = false;
   std::function<void()> on_gone_;
+  Headers extra_headers_;  // of the current request's response
 };
 
 }  // namespace forge::server

@@ -1,7 +1,10 @@
 // Prometheus text rendering of the server's counters and histograms and the engine's gauges.
 #include "server/metrics.h"
 
+#include <chrono>
 #include <cstdio>
+
+#include "base/logging.h"
 
 namespace forge::server {
 namespace {
@@ -60,6 +63,29 @@ void ServerMetrics::AddTokens(int64_t prompt, int64_t generated) {
   generation_tokens_ += generated;
 }
 
+void ServerMetrics::NoteIgnoredFields(const std::vector<std::string>& names) {
+  if (names.empty()) return;
+  const double now =
+      std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  std::vector<std::string> log;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ignored_fields_ += static_cast<int64_t>(names.size());
+    for (const std::string& raw : names) {
+      std::string name;
+      for (char c : raw.substr(0, 64)) name += (c >= 0x20 && c < 0x7f) ? c : '?';
+      if (ignored_logged_.size() >= 1024) ignored_logged_.clear();  // bounded
+      auto [it, fresh] = ignored_logged_.try_emplace(name, now);
+      if (!fresh && now - it->second < 60) continue;
+      it->second = now;
+      log.push_back(name);
+    }
+  }
+  for (const std::string& name : log) {
+    LOG(WARNING) << "serve: ignored the request field '" << name << "' (not known to Forge)";
+  }
+}
+
 std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
   std::string out;
   {
@@ -76,6 +102,8 @@ std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
            std::to_string(prompt_tokens_));
     Metric(&out, "forge_generation_tokens_total", "counter",
            "Tokens generated for finished requests.", std::to_string(generation_tokens_));
+    Metric(&out, "forge_request_ignored_fields_total", "counter",
+           "Request fields not known to Forge, ignored.", std::to_string(ignored_fields_));
   }
   ttft_.Render("forge_time_to_first_token_seconds", "Submission to first token.", &out);
   itl_.Render("forge_inter_token_latency_seconds", "Gap between consecutive tokens.", &out);
@@ -93,6 +121,22 @@ std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
          std::to_string(s.kv_blocks_cached));
   Metric(&out, "forge_kv_blocks_free", "gauge", "Free KV blocks.",
          std::to_string(s.kv_blocks_free));
+  const double kv_usage =
+      s.kv_blocks_total > 0 ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total : 0.0;
+  Metric(&out, "forge_kv_cache_usage_ratio", "gauge",
+         "Fraction of the KV cache's blocks referenced by sequences (cached ones are free to "
+         "take).",
+         Num(kv_usage));
+  // The names replica routers scrape (the Gateway API Inference Extension's model-server
+  // protocol, llm-d), as vLLM spells them; same values as the forge_ gauges above.
+  Metric(&out, "vllm:num_requests_waiting", "gauge", "Requests waiting to run.",
+         std::to_string(s.waiting));
+  Metric(&out, "vllm:num_requests_running", "gauge", "Sequences running.",
+         std::to_string(s.running));
+  Metric(&out, "vllm:gpu_cache_usage_perc", "gauge", "KV cache usage as a fraction (1 = full).",
+         Num(kv_usage));
+  Metric(&out, "vllm:kv_cache_usage_perc", "gauge", "KV cache usage as a fraction (1 = full).",
+         Num(kv_usage));
   Metric(&out, "forge_prefix_cache_queries_total", "counter", "Prompt tokens looked up.",
          std::to_string(s.prefix_cache_queries));
   Metric(&out, "forge_prefix_cache_hits_total", "counter", "Prompt tokens found in the cache.",

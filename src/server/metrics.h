@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ class ServerMetrics {
   // One finished (or refused) completion request.
   void CountRequest(Outcome outcome);
   void AddTokens(int64_t prompt, int64_t generated);
+  // Request fields Forge does not know and ignored: counted, and each name logged at most once a
+  // minute (names are the client's: shown bounded and printable).
+  void NoteIgnoredFields(const std::vector<std::string>& names);
   Histogram& ttft() { return ttft_; }
   Histogram& itl() { return itl_; }
   Histogram& e2e() { return e2e_; }
@@ -47,6 +51,8 @@ class ServerMetrics {
   std::array<int64_t, static_cast<int>(Outcome::kCount)> requests_{};
   int64_t prompt_tokens_ = 0;
   int64_t generation_tokens_ = 0;
+  int64_t ignored_fields_ = 0;
+  std::map<std::string, double> ignored_logged_;  // name -> when last logged (steady seconds)
   Histogram ttft_, itl_, e2e_;
 };
 

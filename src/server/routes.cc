@@ -17,6 +17,7 @@ constexpr Route kRoutes[] = {
     {"/metrics", RouteId::kMetrics, false},
     {"/v1/models", RouteId::kModels, false},
     {"/models", RouteId::kModels, false},
+    {"/v1/models/{id}", RouteId::kModel, false},
     {"/v1/completions", RouteId::kCompletions, true},
     {"/completions", RouteId::kCompletions, true},
     {"/v1/chat/completions", RouteId::kChatCompletions, true},
@@ -25,14 +26,45 @@ constexpr Route kRoutes[] = {
     {"/detokenize", RouteId::kDetokenize, true},
 };
 
+constexpr std::string_view kModelPrefix = "/v1/models/";
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// %XX sequences decoded; a malformed one is kept as it is.
+std::string PercentDecode(std::string_view s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 && HexValue(s[i + 2]) >= 0) {
+      out += static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 RouteMatch MatchRoute(std::string_view method, std::string_view path) {
   RouteMatch m;
+  const bool model =
+      path.size() > kModelPrefix.size() && path.substr(0, kModelPrefix.size()) == kModelPrefix;
   for (const Route& r : kRoutes) {
-    if (path != r.path) continue;
+    if (path != r.path && !(model && r.id == RouteId::kModel)) continue;
     m.id = r.id;
+    if (model) m.model_id = PercentDecode(path.substr(kModelPrefix.size()));
     const char* want = r.post ? "POST" : "GET";
+    m.allow = want;
+    if (method == "OPTIONS") {
+      m.preflight = true;
+      return m;
+    }
     if (method != want) {
       m.error =
           ApiError::Http(405, "only " + std::string(want) + " is allowed on " + std::string(path));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "server/api_error.h"
@@ -13,6 +14,7 @@ enum class RouteId {
   kHealth,
   kMetrics,
   kModels,
+  kModel,  // GET /v1/models/{id}
   kCompletions,
   kChatCompletions,
   kTokenize,
@@ -21,8 +23,10 @@ enum class RouteId {
 
 struct RouteMatch {
   RouteId id = RouteId::kHealth;
+  bool preflight = false;         // OPTIONS on a route (CORS preflight)
+  std::string model_id;           // kModel: the id, percent-decoded
   std::optional<ApiError> error;  // 404 (no such path) or 405 (another method)
-  const char* allow = nullptr;    // with 405: the method the path takes
+  const char* allow = nullptr;    // the method the path takes (with 405 and preflight)
 };
 
 RouteMatch MatchRoute(std::string_view method, std::string_view path);

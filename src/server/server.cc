@@ -146,6 +146,19 @@ struct Server::Impl {
   void Route(std::shared_ptr<HttpSession> session, HttpRequest req) {
     const std::string& path = req.path;
     const RouteMatch route = MatchRoute(req.method, path);
+    const bool cors = Cors(*session, req);
+    if (route.preflight) {
+      // Answered without the API key: browsers send no credentials in a preflight.
+      Headers h = {{"Allow", std::string(route.allow) + ", OPTIONS"}};
+      if (cors) {
+        const std::string_view asked = req.Header("access-control-request-headers");
+        h.emplace_back("Access-Control-Allow-Methods", std::string(route.allow) + ", OPTIONS");
+        h.emplace_back("Access-Control-Allow-Headers",
+                       asked.empty() ? "Authorization, Content-Type" : std::string(asked));
+        h.emplace_back("Access-Control-Max-Age", "600");
+      }
+      return session->Respond(204, "text/plain", "", std::move(h));
+    }
     if (route.error) {
       Headers headers;
       if (route.allow) headers.emplace_back("Allow", route.allow);
@@ -173,13 +186,27 @@ struct Server::Impl {
                               ctx.metrics.Render(stats, model != nullptr));
     }
     if (!model) return SendError(ctx, *session, Loading(), false);
-    if (route.id == RouteId::kModels) {
-      json m = {{"id", model->name},
-                {"object", "model"},
-                {"created", 0},
-                {"owned_by", "forge"},
-                {"max_model_len", model->engine->ctx_size()}};
-      return Json200(*session, {{"object", "list"}, {"data", json::array({m})}});
+    if (route.id == RouteId::kModels || route.id == RouteId::kModel) {
+      auto entry = [&](const std::string& id) {
+        return json{{"id", id},
+                    {"object", "model"},
+                    {"created", 0},
+                    {"owned_by", "forge"},
+                    {"max_model_len", model->engine->ctx_size()}};
+      };
+      if (route.id == RouteId::kModel) {
+        if (!model->Answers(route.model_id) || route.model_id.empty()) {
+          return SendError(
+              ctx, *session,
+              ApiError::FromStatus(
+                  NotFoundError("the model '" + route.model_id + "' does not exist"), "model"),
+              false);
+        }
+        return Json200(*session, entry(route.model_id));
+      }
+      json data = json::array({entry(model->name)});
+      for (const std::string& a : model->aliases) data.push_back(entry(a));
+      return Json200(*session, {{"object", "list"}, {"data", data}});
     }
     // The POST routes parse, render and tokenize: on the workers, off the I/O threads.
     asio::post(workers, [this, session = std::move(session), req = std::move(req), model,
@@ -191,6 +218,20 @@ struct Server::Impl {
         SendError(ctx, *session, ApiError::Http(500, "internal error"), true);
       }
     });
+  }
+
+  // With --cors-origins: the CORS header for a request from an allowed origin (true then).
+  bool Cors(HttpSession& session, const HttpRequest& req) {
+    const std::string_view origin = req.Header("origin");
+    if (origin.empty() || ctx.options.cors_origins.empty()) return false;
+    for (const std::string& o : ctx.options.cors_origins) {
+      if (o == "*" || o == origin) {
+        session.AddResponseHeader("Access-Control-Allow-Origin", o == "*" ? "*" : o);
+        if (o != "*") session.AddResponseHeader("Vary", "Origin");
+        return true;
+      }
+    }
+    return false;
   }
 
   void Work(const std::shared_ptr<HttpSession>& session, const HttpRequest& req, RouteId id,

@@ -31,8 +31,10 @@ namespace forge::server {
 
 struct ServerOptions {
   std::string host = "127.0.0.1";
-  uint16_t port = 8080;            // 0: any free port (see Server::port())
-  std::string api_key;             // non-empty: every route but /health needs "Bearer <key>"
+  uint16_t port = 8080;  // 0: any free port (see Server::port())
+  std::string api_key;   // non-empty: every route but /health needs "Bearer <key>"
+  // Origins whose browser pages may call the API (CORS; "*": any). Empty: CORS is off.
+  std::vector<std::string> cors_origins;
   int threads = 2;                 // I/O threads (connections are async; this is not per client)
   int workers = 2;                 // threads that parse bodies, render templates and tokenize
   int64_t max_connections = 1024;  // open connections; past it a new one gets 503 and is closed
@@ -47,11 +49,22 @@ struct ServerOptions {
 
 // What the server serves once loading is done. Everything must outlive the server.
 struct ServedModel {
-  std::string name;  // the id in /v1/models and the only accepted "model"
+  std::string name;  // the id in /v1/models and in responses
+  // More names the server answers to (--served-model-name: clients that send a fixed name).
+  std::vector<std::string> aliases;
   Engine* engine = nullptr;
   const Tokenizer* tokenizer = nullptr;
   ChatTemplate chat_template;
   ChatTemplateOptions template_options;  // bos/eos tokens, add_generation_prompt
+
+  // Whether a request's "model" names this model (empty: the served model).
+  bool Answers(const std::string& model) const {
+    if (model.empty() || model == name) return true;
+    for (const std::string& a : aliases) {
+      if (model == a) return true;
+    }
+    return false;
+  }
 };
 
 // Shared by the request handlers.
