@@ -1,9 +1,14 @@
 // libFuzzer target for the tokenizers: any bytes encode (every vocab kind) without crashing, decode
 // never emits invalid UTF-8, streaming equals one-shot decode, lossless vocabs give the text back.
-// Input: byte 0 picks a vocab ($FORGE_TESTDATA or ../shared/testdata), byte 1 flags, then text.
+// Input: byte 0 picks a vocab, byte 1 flags, then text. The vocabs: those of $FORGE_TESTDATA (or
+// ../shared/testdata) when that folder exists, then each GGUF in $FORGE_FUZZ_VOCABS (paths split by
+// ':'; "PATH=lossless" also checks the round trip), e.g. the synthetic ones that
+// forge_make_fuzz_seeds writes to .fuzz/seeds/vocabs (scripts/fuzz.sh passes them).
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,8 +35,8 @@ std::string TestDataDir() {
   return here + "/../../shared/testdata";
 }
 
-void Load(const std::string& relative, bool lossless) {
-  auto file = forge::GgufFile::Open(TestDataDir() + "/" + relative);
+void Load(const std::string& path, bool lossless) {
+  auto file = forge::GgufFile::Open(path);
   if (!file.ok()) {
     std::fprintf(stderr, "tokenizer_fuzz: %s\n", file.status().ToString().c_str());
     std::abort();
@@ -52,13 +57,42 @@ void Check(bool ok) {
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   g_vocabs = new std::vector<Loaded>();
-  Load("vocab/ggml-vocab-llama-spm.gguf", true);
-  Load("vocab/ggml-vocab-gpt-2.gguf", true);
-  Load("vocab/ggml-vocab-bert-bge.gguf", false);
-  Load("vocab/ggml-vocab-deepseek-llm.gguf", true);
-  Load("vocab/ggml-vocab-phi-3.gguf", false);   // user-defined </s> eats spaces
-  Load("vocab/ggml-vocab-falcon.gguf", false);  // lacks tokens for some control bytes
-  Load("models/stories260K.gguf", true);
+  const std::string testdata = TestDataDir();
+  if (std::filesystem::is_directory(testdata)) {
+    Load(testdata + "/vocab/ggml-vocab-llama-spm.gguf", true);
+    Load(testdata + "/vocab/ggml-vocab-gpt-2.gguf", true);
+    Load(testdata + "/vocab/ggml-vocab-bert-bge.gguf", false);
+    Load(testdata + "/vocab/ggml-vocab-deepseek-llm.gguf", true);
+    Load(testdata + "/vocab/ggml-vocab-phi-3.gguf", false);   // user-defined </s> eats spaces
+    Load(testdata + "/vocab/ggml-vocab-falcon.gguf", false);  // lacks tokens for some control bytes
+    Load(testdata + "/models/stories260K.gguf", true);
+  } else {
+    std::fprintf(stderr, "tokenizer_fuzz: no test data at %s; only $FORGE_FUZZ_VOCABS\n",
+                 testdata.c_str());
+  }
+  if (const char* env = std::getenv("FORGE_FUZZ_VOCABS"); env != nullptr) {
+    const std::string list = env;
+    size_t at = 0;
+    while (at < list.size()) {
+      size_t end = list.find(':', at);
+      if (end == std::string::npos) end = list.size();
+      std::string entry = list.substr(at, end - at);
+      at = end + 1;
+      if (entry.empty()) continue;
+      const std::string suffix = "=lossless";
+      const bool lossless = entry.size() > suffix.size() &&
+                            entry.compare(entry.size() - suffix.size(), suffix.size(), suffix) == 0;
+      if (lossless) entry.resize(entry.size() - suffix.size());
+      Load(entry, lossless);
+    }
+  }
+  if (g_vocabs->empty()) {
+    std::fprintf(stderr,
+                 "tokenizer_fuzz: no vocab: give ../shared/testdata, $FORGE_TESTDATA or "
+                 "$FORGE_FUZZ_VOCABS (scripts/fuzz.sh does)\n");
+    std::abort();
+  }
+  std::fprintf(stderr, "tokenizer_fuzz: %zu vocabs\n", g_vocabs->size());
   return 0;
 }
 

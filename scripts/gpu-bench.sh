@@ -9,7 +9,8 @@
 # SERVE_TYPES (default: q4_k_m f16), `forge serve --device cuda` on the 8B-shaped model and
 # scripts/load_gen.py --sweep SERVE_SWEEP (1,16,64,128) with SERVE_DURATION (30) s windows after
 # SERVE_WARMUP (10) s, 450-token prompts, 128 tokens each; serve-8b-<type>-<device>-<date>.{txt,json}
-# and the server's log (.log). The server runs up to 128 sequences of a 1024-token context (the KV
+# and the server's log (.log); SERVE_MAX_QUEUE (256) requests may wait (1024 for overload sweeps
+# such as SERVE_SWEEP=128,256,512). The server runs up to 128 sequences of a 1024-token context (the KV
 # pool holds all of them: 128 x 1024 tokens, 16 GiB in F16 for the 8B shape), steps of up to
 # SERVE_BATCH_TOKENS (2048) tokens.
 # TP="1 2 4" (or TP_ONLY="..."; degrees up to the GPUs present): the all-reduce latency for one
@@ -65,7 +66,7 @@ serve_sweep() {  # $1: weight format
   local m=$MODELS/llama-3-8b-$1.gguf port=${SERVE_PORT:-8090} name=serve-8b-$1-$DEV-$DAY
   [ -f "$m" ] || "$BIN/forge" make-model --preset llama-3-8b --type "$1" "$m" >/dev/null || return 1
   "$BIN/forge" serve -m "$m" --device cuda --host 127.0.0.1 --port "$port" --parallel 128 \
-    --max-queue 256 -c 1024 --batch-tokens "${SERVE_BATCH_TOKENS:-2048}" --threads 4 \
+    --max-queue "${SERVE_MAX_QUEUE:-256}" -c 1024 --batch-tokens "${SERVE_BATCH_TOKENS:-2048}" --threads 4 \
     2>"$OUT/$name.log" &
   local pid=$! ok=1
   python3 - "$port" <<'PY' || ok=0
