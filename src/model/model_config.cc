@@ -1,6 +1,7 @@
 // LoadModelConfig: the common llama-family keys, then each architecture's traits.
 #include "model/model_config.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace forge {
@@ -20,10 +21,86 @@ constexpr ArchTraits kArchs[] = {
     {"phi3", RopeStyle::kNeox, false, false, true, true},
 };
 
-StatusOr<int64_t> GetDim(const GgufFile& f, const std::string& key) {
+// Bounds far past any real model that keep sizes computed from them (products of several, in
+// int64) from overflowing.
+constexpr int64_t kMaxEmbd = int64_t{1} << 18;
+constexpr int64_t kMaxLayers = int64_t{1} << 14;
+constexpr int64_t kMaxHeads = int64_t{1} << 14;
+constexpr int64_t kMaxHeadDim = int64_t{1} << 12;
+constexpr int64_t kMaxFf = int64_t{1} << 22;
+constexpr int64_t kMaxContext = int64_t{1} << 30;
+constexpr int64_t kMaxVocab = int64_t{1} << 28;
+
+// A positive u32 dimension, at most max.
+StatusOr<int64_t> GetDim(const GgufFile& f, const std::string& key, int64_t max) {
   ASSIGN_OR_RETURN(uint32_t v, f.GetU32(key));
   if (v == 0) return InvalidArgumentError(key + " is 0");
+  if (v > max) {
+    return InvalidArgumentError(key + " = " + std::to_string(v) +
+                                " is past any real model (at most " + std::to_string(max) + ")");
+  }
   return static_cast<int64_t>(v);
+}
+
+// A finite, positive f32 (below `below` when given), or def when the key is absent.
+StatusOr<float> GetPositive(const GgufFile& f, const std::string& key, float def,
+                            float below = INFINITY) {
+  ASSIGN_OR_RETURN(float v, f.GetF32Or(key, def));
+  if (!std::isfinite(v) || !(v > 0) || !(v < below)) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%g", v);
+    std::string want = "finite and positive";
+    if (std::isfinite(below)) {
+      char b[32];
+      std::snprintf(b, sizeof(b), "%g", below);
+      want += std::string(", below ") + b;
+    }
+    return InvalidArgumentError(key + " = " + buf + ": must be " + want);
+  }
+  return v;
+}
+
+// The vocabulary (when the file has one) and the embedding must have the same size: a token id
+// past the embedding rows would read past them, and rows past the vocabulary are logits no token
+// stands for. llama.cpp requires the same (converters pad the token list with [PAD] tokens).
+Status CheckVocabSize(const GgufFile& f, const std::string& arch, int64_t rows) {
+  if (const GgufValue* tokens = f.Find("tokenizer.ggml.tokens"); tokens != nullptr) {
+    if (tokens->type() != GgufType::kArray) {
+      return InvalidArgumentError("tokenizer.ggml.tokens is not an array");
+    }
+    const int64_t n = static_cast<int64_t>(tokens->items().size());
+    if (n != rows) {
+      return InvalidArgumentError("tokenizer.ggml.tokens has " + std::to_string(n) +
+                                  " tokens but token_embd.weight has " + std::to_string(rows) +
+                                  " rows; they must match");
+    }
+  }
+  const std::string key = arch + ".vocab_size";
+  if (f.Has(key)) {
+    ASSIGN_OR_RETURN(uint64_t n, f.GetU64(key));
+    if (n != static_cast<uint64_t>(rows)) {
+      return InvalidArgumentError(key + " = " + std::to_string(n) + " but token_embd.weight has " +
+                                  std::to_string(rows) + " rows; they must match");
+    }
+  }
+  return Status::Ok();
+}
+
+// rope_freqs.weight (Llama 3.1 scaling) divides the rotation frequencies: each must be finite and
+// positive. Its shape and type are checked when the weights are bound.
+Status CheckRopeFreqs(const GgufFile& f) {
+  const GgufTensorInfo* t = f.FindTensor("rope_freqs.weight");
+  if (t == nullptr || t->type != GgmlType::kF32 || t->data == nullptr) return Status::Ok();
+  const float* v = reinterpret_cast<const float*>(t->data);
+  for (int64_t i = 0; i < t->n_elements; ++i) {
+    if (!std::isfinite(v[i]) || !(v[i] > 0)) {
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "%g", v[i]);
+      return InvalidArgumentError("rope_freqs.weight[" + std::to_string(i) + "] = " + buf +
+                                  ": rope frequency factors must be finite and positive");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -60,49 +137,61 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
                               "' (Forge runs llama, qwen2, qwen3, phi3)");
   }
   ASSIGN_OR_RETURN(c.name, f.GetStringOr("general.name", ""));
-  ASSIGN_OR_RETURN(c.n_embd, GetDim(f, a + "embedding_length"));
-  ASSIGN_OR_RETURN(c.n_layer, GetDim(f, a + "block_count"));
-  ASSIGN_OR_RETURN(c.n_head, GetDim(f, a + "attention.head_count"));
-  ASSIGN_OR_RETURN(c.n_ff, GetDim(f, a + "feed_forward_length"));
+  ASSIGN_OR_RETURN(c.n_embd, GetDim(f, a + "embedding_length", kMaxEmbd));
+  ASSIGN_OR_RETURN(c.n_layer, GetDim(f, a + "block_count", kMaxLayers));
+  ASSIGN_OR_RETURN(c.n_head, GetDim(f, a + "attention.head_count", kMaxHeads));
+  ASSIGN_OR_RETURN(c.n_ff, GetDim(f, a + "feed_forward_length", kMaxFf));
   c.n_head_kv = c.n_head;
   if (f.Has(a + "attention.head_count_kv")) {
-    ASSIGN_OR_RETURN(c.n_head_kv, GetDim(f, a + "attention.head_count_kv"));
+    ASSIGN_OR_RETURN(c.n_head_kv, GetDim(f, a + "attention.head_count_kv", kMaxHeads));
   }
   if (c.n_head % c.n_head_kv != 0) {
-    return InvalidArgumentError("head_count " + std::to_string(c.n_head) +
-                                " is not a multiple of head_count_kv " +
+    return InvalidArgumentError(a + "attention.head_count " + std::to_string(c.n_head) +
+                                " is not a multiple of " + a + "attention.head_count_kv " +
                                 std::to_string(c.n_head_kv));
   }
   c.head_dim = c.n_embd / c.n_head;
   if (f.Has(a + "attention.key_length")) {
-    ASSIGN_OR_RETURN(c.head_dim, GetDim(f, a + "attention.key_length"));
+    ASSIGN_OR_RETURN(c.head_dim, GetDim(f, a + "attention.key_length", kMaxHeadDim));
   } else if (c.n_embd % c.n_head != 0) {
-    return InvalidArgumentError("embedding_length is not a multiple of head_count and "
-                                "attention.key_length is absent");
+    return InvalidArgumentError(a + "embedding_length is not a multiple of " + a +
+                                "attention.head_count and " + a + "attention.key_length is absent");
+  } else if (c.head_dim > kMaxHeadDim) {
+    return InvalidArgumentError(
+        a + "embedding_length / " + a + "attention.head_count = " + std::to_string(c.head_dim) +
+        " is past any real head dim (at most " + std::to_string(kMaxHeadDim) + ")");
   }
   if (f.Has(a + "attention.value_length")) {
-    ASSIGN_OR_RETURN(int64_t v, GetDim(f, a + "attention.value_length"));
+    ASSIGN_OR_RETURN(int64_t v, GetDim(f, a + "attention.value_length", kMaxHeadDim));
     if (v != c.head_dim) {
-      return UnimplementedError("attention.value_length " + std::to_string(v) +
-                                " differs from key_length " + std::to_string(c.head_dim));
+      return UnimplementedError(a + "attention.value_length " + std::to_string(v) +
+                                " differs from the key length " + std::to_string(c.head_dim));
     }
   }
-  ASSIGN_OR_RETURN(uint32_t ctx, f.GetU32Or(a + "context_length", 2048));
-  c.n_ctx_train = ctx;
-  ASSIGN_OR_RETURN(c.rms_eps, f.GetF32Or(a + "attention.layer_norm_rms_epsilon", 1e-5f));
-  ASSIGN_OR_RETURN(c.rope_theta, f.GetF32Or(a + "rope.freq_base", 10000.0f));
-  ASSIGN_OR_RETURN(uint32_t rope_dims, f.GetU32Or(a + "rope.dimension_count",
-                                                  static_cast<uint32_t>(c.head_dim)));
+  c.n_ctx_train = 2048;
+  if (f.Has(a + "context_length")) {
+    ASSIGN_OR_RETURN(c.n_ctx_train, GetDim(f, a + "context_length", kMaxContext));
+  }
+  // An epsilon of 1 or more is no longer a guard against division by zero but a change of scale.
+  ASSIGN_OR_RETURN(c.rms_eps, GetPositive(f, a + "attention.layer_norm_rms_epsilon", 1e-5f, 1.0f));
+  if (f.Has(a + "attention.layer_norm_epsilon")) {  // read by LayerNorm architectures
+    RETURN_IF_ERROR(GetPositive(f, a + "attention.layer_norm_epsilon", 1e-5f, 1.0f).status());
+  }
+  ASSIGN_OR_RETURN(c.rope_theta, GetPositive(f, a + "rope.freq_base", 10000.0f));
+  ASSIGN_OR_RETURN(uint32_t rope_dims,
+                   f.GetU32Or(a + "rope.dimension_count", static_cast<uint32_t>(c.head_dim)));
   c.rope_dims = rope_dims;
   if (c.rope_dims % 2 != 0 || c.rope_dims > c.head_dim) {
-    return InvalidArgumentError("rope.dimension_count " + std::to_string(c.rope_dims) +
+    return InvalidArgumentError(a + "rope.dimension_count " + std::to_string(c.rope_dims) +
                                 " must be even and at most the head dim " +
                                 std::to_string(c.head_dim));
   }
   ASSIGN_OR_RETURN(std::string scaling, f.GetStringOr(a + "rope.scaling.type", "none"));
   if (scaling == "linear") {
-    ASSIGN_OR_RETURN(float factor, f.GetF32(a + "rope.scaling.factor"));
-    if (!(factor > 0)) return InvalidArgumentError("rope.scaling.factor must be positive");
+    if (!f.Has(a + "rope.scaling.factor")) {
+      return NotFoundError(a + "rope.scaling.factor is missing (rope.scaling.type is 'linear')");
+    }
+    ASSIGN_OR_RETURN(float factor, GetPositive(f, a + "rope.scaling.factor", 1.0f));
     c.rope_freq_scale = 1.0f / factor;
   } else if (scaling == "yarn") {
     return UnimplementedError("rope.scaling.type 'yarn' is not supported yet");
@@ -115,11 +204,17 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
   c.fused_qkv = traits->fused_qkv;
   c.fused_gate_up = traits->fused_gate_up;
   c.rope_freq_factors = f.FindTensor("rope_freqs.weight") != nullptr;
+  RETURN_IF_ERROR(CheckRopeFreqs(f));
   c.tied_embeddings = f.FindTensor("output.weight") == nullptr;
   const GgufTensorInfo* embd = f.FindTensor("token_embd.weight");
   if (embd == nullptr) return NotFoundError("tensor 'token_embd.weight' is missing");
   if (embd->dims.size() != 2) return InvalidArgumentError("token_embd.weight is not 2-D");
   c.n_vocab = embd->dims[1];
+  if (c.n_vocab <= 0 || c.n_vocab > kMaxVocab) {
+    return InvalidArgumentError("token_embd.weight has " + std::to_string(c.n_vocab) +
+                                " rows: no usable vocabulary");
+  }
+  RETURN_IF_ERROR(CheckVocabSize(f, c.arch, c.n_vocab));
   return c;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 
 #include "base/logging.h"
@@ -93,6 +94,13 @@ Status ReadTokens(const GgufFile& file, Vocab* v) {
                                   " values, expected " + std::to_string(n));
     }
     v->scores.resize(n);
+    // NaN has no order: the merges by score would be undefined.
+    for (size_t i = 0; i < n; ++i) {
+      if (std::isnan(v->scores[i])) {
+        return InvalidArgumentError(Key("scores") + ": NaN at token " + std::to_string(i) + " ('" +
+                                    v->tokens[i] + "')");
+      }
+    }
   }
   v->attrs.assign(n, kAttrNormal);
   if (file.Has(Key("token_type"))) {

@@ -1,8 +1,13 @@
 // Loading errors name what is wrong: a missing tensor, a wrong shape, an unknown architecture, a
-// mixture-of-experts model, unsupported rope scaling. Files are stories260K rewritten with one fault.
+// mixture-of-experts model, unsupported rope scaling, values that make no sense (non-finite or
+// non-positive epsilon, rope base and scaling, absurd dimensions, a vocabulary that does not match
+// the embedding), each naming its GGUF key. Files are stories260K rewritten with one fault.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <functional>
+#include <limits>
 
 #include "gguf/gguf_writer.h"
 #include "model/model.h"
@@ -13,8 +18,9 @@ namespace {
 
 struct Fault {
   std::function<void(GgufWriter&)> metadata = nullptr;  // extra/overridden keys
-  std::string drop_tensor = "";     // tensor left out
-  std::string reshape_tensor = "";  // tensor written with its dims swapped
+  std::string drop_tensor = "";                         // tensor left out
+  std::string reshape_tensor = "";                      // tensor written with its dims swapped
+  std::function<void(GgufWriter&)> tensors = nullptr;   // extra tensors
 };
 
 std::string Rewrite(const Fault& fault, const std::string& name) {
@@ -27,9 +33,10 @@ std::string Rewrite(const Fault& fault, const std::string& name) {
     if (t.name == fault.drop_tensor) continue;
     std::vector<int64_t> dims = t.dims;
     if (t.name == fault.reshape_tensor) std::swap(dims[0], dims[1]);
-    EXPECT_TRUE(w.AddTensor(t.name, t.type, dims,
-                            std::vector<uint8_t>(t.data, t.data + t.n_bytes)).ok());
+    EXPECT_TRUE(
+        w.AddTensor(t.name, t.type, dims, std::vector<uint8_t>(t.data, t.data + t.n_bytes)).ok());
   }
+  if (fault.tensors) fault.tensors(w);
   std::string path = testing::TempDir() + "/" + name + ".gguf";
   EXPECT_TRUE(w.WriteFile(path).ok());
   return path;
@@ -95,6 +102,112 @@ TEST(ModelErrorsTest, WrongTypedOptionalKeysAreErrorsNotCrashes) {
               std::string::npos)
         << st.message();
   }
+}
+
+// Loading with key = value fails with InvalidArgument naming the key.
+void ExpectRefused(const std::string& key, const GgufValue& value, const std::string& also = "") {
+  Fault f{[&](GgufWriter& w) { w.Set(key, value); }};
+  Status st = LoadError(f, "bad");
+  EXPECT_EQ(st.code(), StatusCode::kInvalidArgument)
+      << key << " = " << value.ToString() << ": " << st.ToString();
+  EXPECT_NE(st.message().find(key), std::string::npos) << st.message();
+  if (!also.empty()) {
+    EXPECT_NE(st.message().find(also), std::string::npos) << st.message();
+  }
+}
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+TEST(ModelErrorsTest, NormEpsilonMustBeFinitePositiveAndSmall) {
+  for (float v : {kNaN, kInf, -kInf, 0.0f, -1e-5f, 1.0f, 3e38f}) {
+    ExpectRefused("llama.attention.layer_norm_rms_epsilon", GgufValue::F32(v), "must be finite");
+    ExpectRefused("llama.attention.layer_norm_epsilon", GgufValue::F32(v));
+  }
+  // A double too large for a float is infinite once read.
+  ExpectRefused("llama.attention.layer_norm_rms_epsilon", GgufValue::F64(1e300));
+}
+
+TEST(ModelErrorsTest, RopeBaseMustBeFinitePositive) {
+  for (float v : {kNaN, kInf, 0.0f, -10000.0f}) {
+    ExpectRefused("llama.rope.freq_base", GgufValue::F32(v), "finite and positive");
+  }
+}
+
+TEST(ModelErrorsTest, RopeScalingFactorMustBeFinitePositive) {
+  for (float v : {kNaN, kInf, 0.0f, -2.0f}) {
+    Fault f{[v](GgufWriter& w) {
+      w.Set("llama.rope.scaling.type", GgufValue::String("linear"));
+      w.Set("llama.rope.scaling.factor", GgufValue::F32(v));
+    }};
+    Status st = LoadError(f, "scale");
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << v;
+    EXPECT_NE(st.message().find("llama.rope.scaling.factor"), std::string::npos) << st.message();
+  }
+  Fault missing{
+      [](GgufWriter& w) { w.Set("llama.rope.scaling.type", GgufValue::String("linear")); }};
+  Status st = LoadError(missing, "scale");
+  EXPECT_EQ(st.code(), StatusCode::kNotFound);
+  EXPECT_NE(st.message().find("llama.rope.scaling.factor"), std::string::npos) << st.message();
+}
+
+TEST(ModelErrorsTest, RopeFrequencyFactorsMustBeFinitePositive) {
+  // stories260K: rope over 8 dims, so 4 factors (Llama 3.1's rope_freqs.weight).
+  for (float bad : {kNaN, kInf, 0.0f, -1.0f}) {
+    Fault f{nullptr, "", "", [bad](GgufWriter& w) {
+              std::vector<float> v = {1.0f, 2.0f, bad, 8.0f};
+              std::vector<uint8_t> bytes(v.size() * 4);
+              std::memcpy(bytes.data(), v.data(), bytes.size());
+              EXPECT_TRUE(w.AddTensor("rope_freqs.weight", GgmlType::kF32, {4}, bytes).ok());
+            }};
+    Status st = LoadError(f, "freqs");
+    EXPECT_EQ(st.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find("rope_freqs.weight[2]"), std::string::npos) << st.message();
+  }
+  Fault good{nullptr, "", "", [](GgufWriter& w) {
+               std::vector<float> v = {1.0f, 2.0f, 4.0f, 8.0f};
+               std::vector<uint8_t> bytes(v.size() * 4);
+               std::memcpy(bytes.data(), v.data(), bytes.size());
+               EXPECT_TRUE(w.AddTensor("rope_freqs.weight", GgmlType::kF32, {4}, bytes).ok());
+             }};
+  EXPECT_TRUE(LoadError(good, "freqs").ok());
+}
+
+TEST(ModelErrorsTest, AbsurdDimensionsAreRefused) {
+  ExpectRefused("llama.attention.head_count", GgufValue::U32(1u << 20), "past any real model");
+  ExpectRefused("llama.attention.head_count_kv", GgufValue::U32(0), "is 0");
+  ExpectRefused("llama.embedding_length", GgufValue::U32(0xFFFFFFFFu));
+  ExpectRefused("llama.block_count", GgufValue::U32(1u << 30));
+  ExpectRefused("llama.feed_forward_length", GgufValue::U32(0));
+  ExpectRefused("llama.attention.key_length", GgufValue::U32(1u << 20));
+  ExpectRefused("llama.context_length", GgufValue::U32(0), "is 0");
+  ExpectRefused("llama.attention.head_count_kv", GgufValue::U32(3), "not a multiple");
+  ExpectRefused("llama.rope.dimension_count", GgufValue::U32(9), "must be even");
+  // Negative counts do not fit the unsigned field (OutOfRange, naming the key).
+  Fault neg{[](GgufWriter& w) { w.Set("llama.attention.head_count", GgufValue::I32(-8)); }};
+  Status st = LoadError(neg, "neg");
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("llama.attention.head_count"), std::string::npos) << st.message();
+}
+
+// The vocabulary must match the embedding (llama.cpp requires it too; converters pad the token
+// list with [PAD] tokens): fewer tokens leave rows no token stands for, more give ids past the
+// embedding.
+TEST(ModelErrorsTest, VocabularyMustMatchTheEmbedding) {
+  auto src = GgufFile::Open(testing::TestDataPath("models/stories260K.gguf"));
+  ASSERT_TRUE(src.ok());
+  auto tokens = (*src)->GetStringArray("tokenizer.ggml.tokens");
+  ASSERT_TRUE(tokens.ok());
+  ASSERT_EQ(tokens->size(), 512u);
+  for (size_t n : {size_t{500}, size_t{600}}) {
+    std::vector<std::string> t = *tokens;
+    t.resize(n);
+    for (size_t i = tokens->size(); i < n; ++i) t[i] = "[PAD" + std::to_string(i) + "]";
+    ExpectRefused("tokenizer.ggml.tokens", GgufValue::StringArray(t), "token_embd.weight has 512");
+  }
+  ExpectRefused("llama.vocab_size", GgufValue::U32(32000), "token_embd.weight has 512");
+  Fault same{[](GgufWriter& w) { w.Set("llama.vocab_size", GgufValue::U32(512)); }};
+  EXPECT_TRUE(LoadError(same, "vocab").ok());
 }
 
 TEST(ModelErrorsTest, StoriesConfig) {
