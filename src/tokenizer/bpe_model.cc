@@ -1,5 +1,5 @@
-// BpeModel: merge table construction and the merge loop (a heap of candidate pairs ordered by
-// rank, then position; stale candidates are skipped when popped).
+// BpeModel: merge table construction and the merge loop (a MergeQueue of candidate pairs ordered
+// by rank, then position; stale candidates are skipped when popped).
 #include "tokenizer/bpe_model.h"
 
 #include <algorithm>
@@ -8,25 +8,11 @@
 #include <cstdio>
 
 #include "tokenizer/byte_unicode.h"
+#include "tokenizer/encode_work.h"
+#include "tokenizer/merge_queue.h"
 #include "tokenizer/utf8.h"
 
 namespace forge {
-namespace {
-
-struct Candidate {
-  int32_t rank;
-  int32_t left, right;  // symbol indices
-  int32_t left_id, right_id, result;
-};
-
-// Heap order: lowest rank first, then the leftmost pair.
-struct Later {
-  bool operator()(const Candidate& a, const Candidate& b) const {
-    return a.rank != b.rank ? a.rank > b.rank : a.left > b.left;
-  }
-};
-
-}  // namespace
 
 StatusOr<BpeModel> BpeModel::Build(const Vocab& vocab, bool byte_encode, bool ignore_merges) {
   BpeModel m;
@@ -50,6 +36,9 @@ StatusOr<BpeModel> BpeModel::Build(const Vocab& vocab, bool byte_encode, bool ig
   for (int b = 0; b < 256; ++b) {
     m.byte_symbol_[b] =
         byte_encode ? m.SymbolOf(byte_unicode::ByteToText(static_cast<uint8_t>(b))) : -1;
+    char hex[8];
+    std::snprintf(hex, sizeof(hex), "<0x%02X>", b);
+    m.fallback_token_[b] = vocab.Find(hex);
   }
   return m;
 }
@@ -111,7 +100,7 @@ void BpeModel::InitialSymbols(std::string_view piece, std::vector<Symbol>* symbo
 }
 
 void BpeModel::MergeSmall(std::vector<Symbol>* symbols_ptr) const {
-  // The same order as the heap (lowest rank, then leftmost) by scanning an array of pair ranks;
+  // The same order as the queue (lowest rank, then leftmost) by scanning an array of pair ranks;
   // quicker for the short pieces most text is made of.
   std::vector<Symbol>& symbols = *symbols_ptr;
   int32_t n = static_cast<int32_t>(symbols.size());
@@ -131,6 +120,7 @@ void BpeModel::MergeSmall(std::vector<Symbol>* symbols_ptr) const {
     for (int32_t i = 0; i + 1 < n; ++i) {
       if (rank[i] != INT32_MAX && (best < 0 || rank[i] < rank[best])) best = i;
     }
+    AddEncodeWork(static_cast<uint64_t>(n));
     if (best < 0) break;
     symbols[best].id = result[best];
     symbols[best].end = symbols[best + 1].end;
@@ -150,14 +140,20 @@ void BpeModel::MergeSmall(std::vector<Symbol>* symbols_ptr) const {
   }
 }
 
-void BpeModel::Merge(std::vector<Symbol>* symbols_ptr) const {
-  std::vector<Symbol>& symbols = *symbols_ptr;
-  if (symbols.size() <= small_piece_limit_) {
-    MergeSmall(symbols_ptr);
-    return;
+void BpeModel::Merge(std::vector<Symbol>* symbols) const {
+  if (symbols->size() <= small_piece_limit_) {
+    MergeSmall(symbols);
+  } else {
+    MergeRun(symbols, nullptr);
   }
-  thread_local std::vector<Candidate> heap;
-  heap.clear();
+}
+
+bool BpeModel::MergeRun(std::vector<Symbol>* symbols_ptr, MergeLog* log) const {
+  std::vector<Symbol>& symbols = *symbols_ptr;
+  const int32_t n = static_cast<int32_t>(symbols.size());
+  thread_local MergeQueue queue;
+  thread_local std::vector<int32_t> record_of;  // [n] the log record of each live symbol
+  queue.Reset(static_cast<int32_t>(vocab_->merges.size()), symbols.size() > long_piece_limit_);
   auto push = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
     const Symbol& l = symbols[left];
@@ -165,25 +161,92 @@ void BpeModel::Merge(std::vector<Symbol>* symbols_ptr) const {
     if (l.id < 0 || r.id < 0) return;
     const MergeSlot* m = FindMerge(l.id, r.id);
     if (m == nullptr) return;
-    heap.push_back(Candidate{m->rank, left, right, l.id, r.id, m->result});
-    std::push_heap(heap.begin(), heap.end(), Later());
+    queue.Push(MergeCandidate{m->rank, left, right, r.end, m->result});
   };
-  for (int32_t i = 0; i + 1 < static_cast<int32_t>(symbols.size()); ++i) push(i, i + 1);
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), Later());
-    const Candidate c = heap.back();
-    heap.pop_back();
+  for (int32_t i = 0; i + 1 < n; ++i) push(i, i + 1);
+  if (log != nullptr) {
+    log->records.clear();
+    record_of.resize(symbols.size());
+    for (int32_t i = 0; i < n; ++i) {
+      const Symbol& s = symbols[i];
+      log->records.push_back(MergeRecord{s.id, s.begin, s.end, kBeforeAllMerges, -1, -1});
+      record_of[i] = i;
+    }
+  }
+  MergeKeyClock clock;
+  MergeCandidate c;
+  while (queue.Pop(&c)) {
     Symbol& l = symbols[c.left];
     Symbol& r = symbols[c.right];
-    if (l.next != c.right || l.id != c.left_id || r.id != c.right_id) continue;  // stale
-    l.id = c.result;
+    const MergeKey key{c.rank, l.begin};
+    clock.Pop(key);
+    // Stale when either side changed since the push: the left one merged (its next moved on, or
+    // it was merged away) or the right one grew.
+    if (l.next != c.right || r.end != c.right_end) continue;
+    l.id = c.value;
     l.end = r.end;
     l.next = r.next;
     if (r.next >= 0) symbols[r.next].prev = c.left;
     r.id = -2;  // merged away
     r.prev = r.next = -1;
+    if (log != nullptr) {
+      log->records.push_back(
+          MergeRecord{l.id, l.begin, l.end, key, record_of[c.left], record_of[c.right]});
+      record_of[c.left] = static_cast<int32_t>(log->records.size() - 1);
+    }
     push(l.prev, c.left);
     push(c.left, l.next);
+  }
+  if (log != nullptr) {
+    log->increasing = clock.increasing();
+    log->tokens.clear();
+    for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = symbols[i].next)
+      log->tokens.push_back(record_of[i]);
+  }
+  return clock.increasing();
+}
+
+bool BpeModel::EncodeChunked(std::string_view piece, const std::vector<Symbol>& symbols,
+                             std::vector<TokenId>* out) const {
+  thread_local std::vector<Symbol> window;
+  const size_t start = out->size();
+  auto run = [&](size_t begin, size_t end, MergeLog* log) {
+    window.assign(symbols.begin() + static_cast<ptrdiff_t>(begin),
+                  symbols.begin() + static_cast<ptrdiff_t>(end));
+    const int32_t m = static_cast<int32_t>(window.size());
+    for (int32_t i = 0; i < m; ++i) {
+      window[i].prev = i - 1;
+      window[i].next = i + 1 < m ? i + 1 : -1;
+    }
+    MergeRun(&window, log);
+  };
+  auto pair_rank = [&](const MergeRecord& x, const MergeRecord& y) -> int32_t {
+    const MergeSlot* m = x.symbol >= 0 && y.symbol >= 0 ? FindMerge(x.symbol, y.symbol) : nullptr;
+    return m ? m->rank : -1;
+  };
+  auto emit = [&](const MergeRecord& t) {
+    if (t.symbol >= 0 && t.symbol < n_vocab_) {
+      out->push_back(t.symbol);
+    } else {
+      EmitFallback(piece.substr(t.begin, t.end - t.begin), out);
+    }
+  };
+  if (MergeByWindows(symbols.size(), chunk_symbols_, window_lookahead_, run, pair_rank, emit)) {
+    return true;
+  }
+  out->resize(start);
+  return false;
+}
+
+void BpeModel::EmitSymbols(std::string_view piece, const std::vector<Symbol>& symbols,
+                           std::vector<TokenId>* out) const {
+  for (int32_t i = 0; i >= 0 && i < static_cast<int32_t>(symbols.size()); i = symbols[i].next) {
+    const Symbol& s = symbols[i];
+    if (s.id >= 0 && s.id < n_vocab_) {
+      out->push_back(s.id);
+    } else {
+      EmitFallback(piece.substr(s.begin, s.end - s.begin), out);
+    }
   }
 }
 
@@ -191,13 +254,7 @@ void BpeModel::EmitFallback(std::string_view bytes, std::vector<TokenId>* out) c
   for (char ch : bytes) {
     const uint8_t b = static_cast<uint8_t>(ch);
     TokenId id;
-    if (byte_encode_) {
-      id = byte_symbol_[b];
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "<0x%02X>", b);
-      id = vocab_->Find(hex);
-    }
+    id = byte_encode_ ? byte_symbol_[b] : fallback_token_[b];
     if (id >= 0 && id < n_vocab_) out->push_back(id);  // a byte with no token is dropped
   }
 }
@@ -227,15 +284,12 @@ void BpeModel::EncodePiece(std::string_view piece, std::vector<TokenId>* out) co
   }
   thread_local std::vector<Symbol> symbols;
   InitialSymbols(piece, &symbols);
-  Merge(&symbols);
-  for (int32_t i = 0; i >= 0 && i < static_cast<int32_t>(symbols.size()); i = symbols[i].next) {
-    const Symbol& s = symbols[i];
-    if (s.id >= 0 && s.id < n_vocab_) {
-      out->push_back(s.id);
-    } else {
-      EmitFallback(piece.substr(s.begin, s.end - s.begin), out);
-    }
+  if (chunk_symbols_ > 0 && symbols.size() > 2 * chunk_symbols_ &&
+      symbols.size() > small_piece_limit_ && EncodeChunked(piece, symbols, out)) {
+    return;
   }
+  Merge(&symbols);
+  EmitSymbols(piece, symbols, out);
 }
 
 }  // namespace forge

@@ -1,5 +1,6 @@
 // BpeModel: ranked merges over symbol ids. Encodes one pre-tokenized piece by repeatedly merging
-// the adjacent pair of lowest rank (leftmost first), as Hugging Face's BPE and llama.cpp do.
+// the adjacent pair of lowest rank (leftmost first), as Hugging Face's BPE and llama.cpp do, in
+// time linear in the piece however long it is.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "tokenizer/merge_chain.h"
 #include "tokenizer/vocab.h"
 
 namespace forge {
@@ -21,9 +23,17 @@ class BpeModel {
   // Appends the ids of one piece (raw text, not yet byte-mapped).
   void EncodePiece(std::string_view piece, std::vector<TokenId>* out) const;
   size_t num_merges() const { return num_merges_; }
-  // Pieces of up to this many symbols merge by scanning an array, longer ones through a heap
-  // (same result; tests set it to compare the two).
+  // Pieces of up to this many symbols merge by scanning an array, longer ones through a queue
+  // (MergeQueue: a heap, or rank buckets past the long-piece limit). Pieces of more than two
+  // chunks merge chunk by chunk when that provably gives the same result (merge_chain.h), else
+  // whole. All give the same result; tests set the limits to compare them (chunk 0: no windows).
   void set_small_piece_limit(size_t symbols) { small_piece_limit_ = symbols; }
+  void set_long_piece_limit(size_t symbols) { long_piece_limit_ = symbols; }
+  // Windows: chunk symbols each, run with lookahead more (merge_chain.h).
+  void set_windows(size_t chunk, size_t lookahead) {
+    chunk_symbols_ = chunk;
+    window_lookahead_ = lookahead;
+  }
 
  private:
   // One slot of the open-addressing merge table: (left, right) -> rank and merged symbol.
@@ -49,6 +59,15 @@ class BpeModel {
   void InitialSymbols(std::string_view piece, std::vector<Symbol>* symbols) const;
   void Merge(std::vector<Symbol>* symbols) const;
   void MergeSmall(std::vector<Symbol>* symbols) const;
+  // The queue's merge loop; fills *log when not null. False when the keys it popped did not only
+  // increase (then windows cannot be proven exact).
+  bool MergeRun(std::vector<Symbol>* symbols, MergeLog* log) const;
+  // Merges a long piece window by window and appends its ids; false (nothing appended) when some
+  // window edge cannot be proven exact.
+  bool EncodeChunked(std::string_view piece, const std::vector<Symbol>& symbols,
+                     std::vector<TokenId>* out) const;
+  void EmitSymbols(std::string_view piece, const std::vector<Symbol>& symbols,
+                   std::vector<TokenId>* out) const;
   void EmitFallback(std::string_view bytes, std::vector<TokenId>* out) const;
 
   const Vocab* vocab_ = nullptr;
@@ -60,7 +79,11 @@ class BpeModel {
   int table_shift_ = 64;
   size_t num_merges_ = 0;
   size_t small_piece_limit_ = 32;
-  int32_t byte_symbol_[256];  // byte_encode: the symbol of each raw byte
+  size_t long_piece_limit_ = 1024;
+  size_t chunk_symbols_ = 2048;
+  size_t window_lookahead_ = 256;
+  int32_t byte_symbol_[256];     // byte_encode: the symbol of each raw byte
+  TokenId fallback_token_[256];  // !byte_encode: the <0xNN> token of each byte, or -1
 };
 
 }  // namespace forge

@@ -1,8 +1,12 @@
-// SpmModel: the merge loop (a heap of candidate bigrams by score, stale ones skipped).
+// SpmModel: score ranks and the merge loop (a MergeQueue of candidate bigrams by score rank,
+// stale ones skipped).
 #include "tokenizer/spm_model.h"
 
 #include <algorithm>
+#include <cmath>
 
+#include "tokenizer/merge_chain.h"
+#include "tokenizer/merge_queue.h"
 #include "tokenizer/utf8.h"
 
 namespace forge {
@@ -13,25 +17,97 @@ struct Symbol {
   int32_t prev, next;
 };
 
-struct Bigram {
-  float score;
-  int32_t left, right;
-  uint32_t size;  // bytes of the merged text (a candidate is stale when the sizes disagree)
-  TokenId id;
-};
-
-// Heap order: highest score first, then the leftmost pair.
-struct Lower {
-  bool operator()(const Bigram& a, const Bigram& b) const {
-    return a.score != b.score ? a.score < b.score : a.left > b.left;
-  }
-};
-
 constexpr std::string_view kMarker = "\xE2\x96\x81";  // U+2581
+
+// What a merge run needs of the model.
+struct RunContext {
+  const Vocab& vocab;
+  const std::vector<int32_t>& rank;  // [n_tokens] merge rank of each token
+  int32_t num_ranks;
+  size_t long_limit;  // runs over more symbols take the queue's bucket path
+};
+
+// The merge loop over symbols (linked in order); fills *log when not null.
+void MergeRun(const RunContext& ctx, std::string_view text, std::vector<Symbol>* symbols_ptr,
+              MergeLog* log) {
+  std::vector<Symbol>& symbols = *symbols_ptr;
+  const int32_t n = static_cast<int32_t>(symbols.size());
+  thread_local MergeQueue queue;
+  thread_local std::vector<int32_t> record_of;  // [n] the log record of each live symbol
+  queue.Reset(ctx.num_ranks, symbols.size() > ctx.long_limit);
+  auto try_add = [&](int32_t left, int32_t right) {
+    if (left < 0 || right < 0) return;
+    const uint32_t begin = symbols[left].begin, end = symbols[right].end;
+    const TokenId id = ctx.vocab.Find(text.substr(begin, end - begin));
+    if (id == kNoToken) return;
+    queue.Push(MergeCandidate{ctx.rank[id], left, right, end, id});
+  };
+  for (int32_t i = 1; i < n; ++i) try_add(i - 1, i);
+  if (log != nullptr) {
+    log->records.clear();
+    record_of.resize(symbols.size());
+    for (int32_t i = 0; i < n; ++i) {
+      log->records.push_back(
+          MergeRecord{-1, symbols[i].begin, symbols[i].end, kBeforeAllMerges, -1, -1});
+      record_of[i] = i;
+    }
+  }
+  MergeKeyClock clock;
+  MergeCandidate c;
+  while (queue.Pop(&c)) {
+    Symbol& l = symbols[c.left];
+    Symbol& r = symbols[c.right];
+    const MergeKey key{c.rank, l.begin};
+    clock.Pop(key);
+    // Stale when either side changed since the push: the left one merged (its next moved on, or
+    // it was merged away) or the right one grew.
+    if (l.begin == l.end || l.next != c.right || r.end != c.right_end) continue;
+    l.end = r.end;
+    l.next = r.next;
+    if (r.next >= 0) symbols[r.next].prev = c.left;
+    r.begin = r.end;
+    if (log != nullptr) {
+      log->records.push_back(
+          MergeRecord{c.value, l.begin, l.end, key, record_of[c.left], record_of[c.right]});
+      record_of[c.left] = static_cast<int32_t>(log->records.size() - 1);
+    }
+    try_add(l.prev, c.left);
+    try_add(c.left, l.next);
+  }
+  if (log != nullptr) {
+    log->increasing = clock.increasing();
+    log->tokens.clear();
+    for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = symbols[i].next)
+      log->tokens.push_back(record_of[i]);
+  }
+}
 
 }  // namespace
 
 SpmModel::SpmModel(const Vocab& vocab) : vocab_(&vocab) {
+  // Scores as ranks: the distinct scores, highest first (NaN, refused when a GGUF is read,
+  // would break the order: it ranks last).
+  std::vector<float> distinct;
+  distinct.reserve(vocab.scores.size());
+  for (float f : vocab.scores) {
+    if (!std::isnan(f)) distinct.push_back(f);
+  }
+  std::sort(distinct.begin(), distinct.end(), std::greater<float>());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  num_ranks_ = static_cast<int32_t>(distinct.size()) + 1;
+  rank_.resize(vocab.scores.size());
+  for (size_t id = 0; id < vocab.scores.size(); ++id) {
+    const float f = vocab.scores[id];
+    rank_[id] = std::isnan(f)
+                    ? num_ranks_ - 1
+                    : static_cast<int32_t>(std::lower_bound(distinct.begin(), distinct.end(), f,
+                                                            std::greater<float>()) -
+                                           distinct.begin());
+  }
+  for (int b = 0; b < 256; ++b) {
+    TokenId id = vocab.ByteToken(static_cast<uint8_t>(b));
+    byte_token_[b] = id != kNoToken ? id : vocab.unk;
+  }
   split_at_words_ = true;
   for (const std::string& t : vocab.tokens) {
     for (size_t pos = t.find(kMarker, 1); pos != std::string::npos;
@@ -69,17 +145,14 @@ void SpmModel::Encode(std::string_view text, std::vector<TokenId>* out) const {
 
 void SpmModel::EmitBytes(std::string_view bytes, std::vector<TokenId>* out) const {
   for (char ch : bytes) {
-    TokenId id = vocab_->ByteToken(static_cast<uint8_t>(ch));
-    if (id == kNoToken) id = vocab_->unk;
+    const TokenId id = byte_token_[static_cast<uint8_t>(ch)];
     if (id != kNoToken) out->push_back(id);
   }
 }
 
 void SpmModel::EncodeSegment(std::string_view text, std::vector<TokenId>* out) const {
   thread_local std::vector<Symbol> symbols;
-  thread_local std::vector<Bigram> heap;
   symbols.clear();
-  heap.clear();
   for (size_t pos = 0; pos < text.size();) {
     const size_t len =
         std::min(utf8::SequenceLength(static_cast<uint8_t>(text[pos])), text.size() - pos);
@@ -89,41 +162,53 @@ void SpmModel::EncodeSegment(std::string_view text, std::vector<TokenId>* out) c
     if (index > 0) symbols[index - 1].next = index;
     pos += len;
   }
-  auto try_add = [&](int32_t left, int32_t right) {
-    if (left < 0 || right < 0) return;
-    const uint32_t begin = symbols[left].begin, end = symbols[right].end;
-    const TokenId id = vocab_->Find(text.substr(begin, end - begin));
-    if (id == kNoToken) return;
-    heap.push_back(Bigram{vocab_->scores[id], left, right, end - begin, id});
-    std::push_heap(heap.begin(), heap.end(), Lower());
+  const RunContext ctx{*vocab_, rank_, num_ranks_, long_segment_limit_};
+  auto emit = [&](const std::vector<Symbol>& merged, std::vector<TokenId>* ids) {
+    for (int32_t i = merged.empty() ? -1 : 0; i >= 0; i = merged[i].next) {
+      const std::string_view piece = text.substr(merged[i].begin, merged[i].end - merged[i].begin);
+      const TokenId id = vocab_->Find(piece);
+      if (id != kNoToken) {
+        ids->push_back(id);
+      } else {
+        EmitBytes(piece, ids);
+      }
+    }
   };
-  for (int32_t i = 1; i < static_cast<int32_t>(symbols.size()); ++i) try_add(i - 1, i);
-  while (!heap.empty()) {
-    std::pop_heap(heap.begin(), heap.end(), Lower());
-    const Bigram b = heap.back();
-    heap.pop_back();
-    Symbol& l = symbols[b.left];
-    Symbol& r = symbols[b.right];
-    if (l.begin == l.end || r.begin == r.end || l.next != b.right ||
-        (l.end - l.begin) + (r.end - r.begin) != b.size) {
-      continue;  // one side already merged into something else
+  // Long segments: window by window where that is provably exact (merge_chain.h).
+  if (chunk_symbols_ > 0 && symbols.size() > 2 * chunk_symbols_) {
+    thread_local std::vector<Symbol> window;
+    const size_t start = out->size();
+    auto run = [&](size_t begin, size_t end, MergeLog* log) {
+      window.assign(symbols.begin() + static_cast<ptrdiff_t>(begin),
+                    symbols.begin() + static_cast<ptrdiff_t>(end));
+      const int32_t m = static_cast<int32_t>(window.size());
+      for (int32_t i = 0; i < m; ++i) {
+        window[i].prev = i - 1;
+        window[i].next = i + 1 < m ? i + 1 : -1;
+      }
+      MergeRun(ctx, text, &window, log);
+    };
+    auto pair_rank = [&](const MergeRecord& x, const MergeRecord& y) -> int32_t {
+      const TokenId id = vocab_->Find(text.substr(x.begin, y.end - x.begin));
+      return id == kNoToken ? -1 : rank_[id];
+    };
+    auto emit_token = [&](const MergeRecord& t) {
+      const std::string_view piece = text.substr(t.begin, t.end - t.begin);
+      const TokenId id = t.symbol >= 0 ? t.symbol : vocab_->Find(piece);
+      if (id != kNoToken) {
+        out->push_back(id);
+      } else {
+        EmitBytes(piece, out);
+      }
+    };
+    if (MergeByWindows(symbols.size(), chunk_symbols_, window_lookahead_, run, pair_rank,
+                       emit_token)) {
+      return;
     }
-    l.end = r.end;
-    l.next = r.next;
-    if (r.next >= 0) symbols[r.next].prev = b.left;
-    r.begin = r.end;
-    try_add(l.prev, b.left);
-    try_add(b.left, l.next);
+    out->resize(start);
   }
-  for (int32_t i = symbols.empty() ? -1 : 0; i >= 0; i = symbols[i].next) {
-    const std::string_view piece = text.substr(symbols[i].begin, symbols[i].end - symbols[i].begin);
-    const TokenId id = vocab_->Find(piece);
-    if (id != kNoToken) {
-      out->push_back(id);
-    } else {
-      EmitBytes(piece, out);
-    }
-  }
+  MergeRun(ctx, text, &symbols, nullptr);
+  emit(symbols, out);
 }
 
 }  // namespace forge

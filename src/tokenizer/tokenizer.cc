@@ -151,10 +151,31 @@ void Tokenizer::EncodeText(std::string_view text, bool prefix_space,
 
 std::vector<TokenId> Tokenizer::Encode(std::string_view text, bool add_special,
                                        bool parse_special) const {
+  return EncodeImpl(text, add_special, parse_special, {});
+}
+
+std::vector<TokenId> Tokenizer::EncodeWithPlainSpans(std::string_view text,
+                                                     std::span<const TextSpan> plain) const {
+  return EncodeImpl(text, /*add_special=*/false, /*parse_special=*/true, plain);
+}
+
+std::vector<TextSpan> Tokenizer::FindControlText(std::string_view text) const {
+  std::vector<SpecialMatch> matches;
+  specials_->FindMatches(text, /*parse_special=*/true, &matches);
+  std::vector<TextSpan> spans;
+  for (const SpecialMatch& m : matches) {
+    if (!specials_->AlwaysParsed(m.token)) spans.push_back(m.span);
+  }
+  return spans;
+}
+
+std::vector<TokenId> Tokenizer::EncodeImpl(std::string_view text, bool add_special,
+                                           bool parse_special,
+                                           std::span<const TextSpan> plain) const {
   std::vector<TokenId> out;
   if (add_special && vocab_.add_bos && vocab_.bos != kNoToken) out.push_back(vocab_.bos);
   std::vector<Fragment> fragments;
-  specials_->Split(text, parse_special, &fragments);
+  specials_->Split(text, parse_special, &fragments, plain);
   bool prev_special = true;  // a space prefix goes before text at the start or after a token
   for (const Fragment& f : fragments) {
     if (f.token != kNoToken) {

@@ -9,13 +9,13 @@
 #include <vector>
 
 #include "base/status.h"
+#include "tokenizer/special_tokens.h"
 #include "tokenizer/vocab.h"
 
 namespace forge {
 
 class BpeModel;
 class PreTokenizer;
-class SpecialTokenSplitter;
 class SpmModel;
 class WpmModel;
 
@@ -39,6 +39,16 @@ class Tokenizer {
   // tokens in text becomes those tokens; otherwise it is encoded as plain text.
   std::vector<TokenId> Encode(std::string_view text, bool add_special, bool parse_special) const;
 
+  // Encode(text, false, true), except that no control or unknown token is matched across a span
+  // of `plain` (sorted, disjoint byte ranges of text): the text there is encoded as with
+  // parse_special off, together with the text around it. For prompts that mix trusted and
+  // untrusted text (EncodeChatPrompt).
+  std::vector<TokenId> EncodeWithPlainSpans(std::string_view text,
+                                            std::span<const TextSpan> plain) const;
+  // The spans of text that parse_special makes control or unknown tokens (leftmost-longest, as
+  // Encode finds them; user-defined tokens, matched either way, are left out).
+  std::vector<TextSpan> FindControlText(std::string_view text) const;
+
   // Text of ids; always valid UTF-8 (incomplete or invalid sequences become U+FFFD).
   std::string Decode(std::span<const TokenId> ids, const DecodeOptions& options = {}) const;
 
@@ -56,6 +66,8 @@ class Tokenizer {
   Tokenizer();
   Status Init();
   void EncodeText(std::string_view text, bool prefix_space, std::vector<TokenId>* out) const;
+  std::vector<TokenId> EncodeImpl(std::string_view text, bool add_special, bool parse_special,
+                                  std::span<const TextSpan> plain) const;
 
   Vocab vocab_;
   std::vector<std::string_view> pre_patterns_;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -178,6 +179,29 @@ TEST(TokenizerTest, ConcurrentEncodesAgree) {
   }
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+// A NaN score has no order, so SentencePiece merges by score would be undefined: refused, naming
+// the key and the token.
+TEST(TokenizerTest, NanScoreIsAnErrorNamingTheKey) {
+  auto src = GgufFile::Open(testing::TestDataPath("models/stories260K.gguf"));
+  ASSERT_TRUE(src.ok());
+  auto scores = (*src)->GetF32Array("tokenizer.ggml.scores");
+  ASSERT_TRUE(scores.ok());
+  GgufWriter w;
+  for (const auto& [key, value] : (*src)->metadata()) w.Set(key, value);
+  (*scores)[300] = std::numeric_limits<float>::quiet_NaN();
+  w.Set("tokenizer.ggml.scores", GgufValue::F32Array(*scores));
+  const std::string path = testing::TempDir() + "/nan-score.gguf";
+  ASSERT_TRUE(w.WriteFile(path).ok());
+  auto file = GgufFile::Open(path);
+  ASSERT_TRUE(file.ok());
+  auto tok = Tokenizer::FromGguf(**file);
+  ASSERT_FALSE(tok.ok());
+  EXPECT_EQ(tok.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(tok.status().message().find("tokenizer.ggml.scores: NaN at token 300"),
+            std::string::npos)
+      << tok.status().ToString();
 }
 
 TEST(TokenizerTest, UnknownModelIsAnError) {
