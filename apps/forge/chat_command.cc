@@ -8,6 +8,7 @@
 #include "model_flags.h"
 #include "progress_bar.h"
 #include "runtime/backends.h"
+#include "tokenizer/chat_prompt.h"
 #include "tokenizer/chat_template.h"
 
 namespace forge::cli {
@@ -82,17 +83,15 @@ void AddChatCommand(CLI::App& app, CommandRunner* runner) {
       while (std::fprintf(stderr, "> "), std::getline(std::cin, line)) {
         if (line.empty()) continue;
         messages.push_back({"user", line});
-        auto prompt = tmpl->Apply(messages, opts);
+        // What the user types is text, never control tokens.
+        auto prompt = EncodeChatPrompt(*tmpl, **tokenizer, messages, opts);
         if (!prompt.ok()) {
           std::fprintf(stderr, "forge chat: %s\n", prompt.status().ToString().c_str());
           messages.pop_back();
           continue;
         }
         GenerateRequest req;
-        req.prompt = (*tokenizer)->Encode(*prompt, false, /*parse_special=*/true);
-        if (vocab.add_bos && (req.prompt.empty() || req.prompt[0] != vocab.bos)) {
-          req.prompt.insert(req.prompt.begin(), vocab.bos);
-        }
+        req.prompt = std::move(*prompt);
         req.request_id = turn++;
         req.params.temperature = a->temp;
         req.params.top_p = a->top_p;

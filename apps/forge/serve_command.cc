@@ -157,6 +157,8 @@ int Serve(Args& a) {
   server::ServedModel served{name, aliases, engine->get(), tokenizer->get(), *tmpl, {}};
   const Vocab& vocab = (*tokenizer)->vocab();
   served.template_options.add_generation_prompt = true;
+  // A template that writes "<think>" blocks belongs to a model that reasons before answering.
+  served.reasoning = source.find("</think>") != std::string::npos;
   if (vocab.Valid(vocab.bos)) {
     served.template_options.bos_token = (*tokenizer)->TokenToPiece(vocab.bos, true);
   }

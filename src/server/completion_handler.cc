@@ -10,6 +10,8 @@
 #include "server/completion_json.h"
 #include "server/completion_request.h"
 #include "server/json_body.h"
+#include "server/reasoning.h"
+#include "tokenizer/chat_prompt.h"
 
 namespace forge::server {
 namespace {
@@ -42,6 +44,8 @@ struct Completion : std::enable_shared_from_this<Completion> {
   std::vector<std::string> echo;  // per prompt: the text each of its choices starts with
   std::vector<int64_t> cached;    // per prompt: its tokens found in the prefix cache
   std::vector<SampleOutput> samples;
+  // Per choice, for a model that reasons first: its text split into reasoning and answer.
+  std::vector<ReasoningSplitter> splitters;
   std::vector<Clock::time_point> last_token;  // per sample, for inter-token latency
   int32_t unfinished = 0;
   Status error;  // the first non-OK status of a sample
@@ -66,11 +70,24 @@ struct Completion : std::enable_shared_from_this<Completion> {
       last_token[ev.sample] = now;
     }
     generated += static_cast<int64_t>(ev.tokens.size());
+    std::string reasoning;  // of this event's text, the part inside a reasoning block
+    if (!splitters.empty()) {
+      ReasoningSplitter& split = splitters[ev.sample];
+      ReasoningPiece piece = split.Feed(ev.text);
+      if (ev.finished) {
+        ReasoningPiece last = split.Finish();
+        piece.reasoning += last.reasoning;
+        piece.content += last.content;
+      }
+      ev.text = std::move(piece.content);
+      reasoning = std::move(piece.reasoning);
+    }
     if (stream) {
-      if (!ev.text.empty() || ev.finished || (meta.logprobs && !ev.tokens.empty()) ||
-          (meta.chat && !s.started) || (continuous_usage && !ev.tokens.empty())) {
+      if (!ev.text.empty() || !reasoning.empty() || ev.finished ||
+          (meta.logprobs && !ev.tokens.empty()) || (meta.chat && !s.started) ||
+          (continuous_usage && !ev.tokens.empty())) {
         if (!(ev.finished && !ev.status.ok())) {
-          json chunk = ChunkJson(meta, ev, meta.chat && !s.started, include_usage);
+          json chunk = ChunkJson(meta, ev, meta.chat && !s.started, include_usage, reasoning);
           if (continuous_usage) chunk["usage"] = UsageJson(prompt_tokens, generated, Cached());
           session->SendChunk(SseData(chunk));
           s.started = true;
@@ -78,6 +95,7 @@ struct Completion : std::enable_shared_from_this<Completion> {
       }
     } else {
       s.text += ev.text;
+      s.reasoning += reasoning;
     }
     s.tokens.insert(s.tokens.end(), ev.tokens.begin(), ev.tokens.end());
     if (meta.logprobs) s.logprobs.insert(s.logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
@@ -141,14 +159,12 @@ std::optional<ApiError> BuildPrompts(const ServedModel& model, const CompletionR
                                      std::vector<std::vector<int32_t>>* prompts) {
   const Tokenizer& tok = *model.tokenizer;
   if (req.chat) {
-    auto text = model.chat_template.Apply(req.messages, model.template_options);
-    if (!text.ok()) return ApiError::FromStatus(text.status(), "messages");
-    std::vector<int32_t> ids = tok.Encode(*text, /*add_special=*/false, /*parse_special=*/true);
-    const Vocab& vocab = tok.vocab();
-    if (vocab.add_bos && vocab.Valid(vocab.bos) && (ids.empty() || ids[0] != vocab.bos)) {
-      ids.insert(ids.begin(), vocab.bos);
-    }
-    prompts->push_back(std::move(ids));
+    // Control-token text inside a message is text: only the template makes control tokens.
+    ChatTemplateOptions opts = model.template_options;
+    for (const auto& kv : req.template_variables) opts.extra_variables.push_back(kv);
+    auto ids = EncodeChatPrompt(model.chat_template, tok, req.messages, opts);
+    if (!ids.ok()) return ApiError::FromStatus(ids.status(), "messages");
+    prompts->push_back(std::move(*ids));
   } else {
     for (const PromptInput& p : req.prompts) {
       prompts->push_back(p.is_ids ? p.ids
@@ -277,6 +293,17 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
   }
   const size_t choices = prompts.size() * static_cast<size_t>(req.n);
   c->samples.resize(choices);
+  if (chat && model.reasoning) {
+    // Does the prompt leave the model inside a reasoning block? (Its last tokens say.)
+    const std::vector<int32_t>& ids = prompts[0];
+    const size_t tail = std::min<size_t>(ids.size(), 32);
+    DecodeOptions opt;
+    opt.special = true;
+    opt.strip_leading_space = false;
+    const std::string end = model.tokenizer->Decode(
+        std::span<const int32_t>(ids.data() + ids.size() - tail, tail), opt);
+    c->splitters.assign(choices, ReasoningSplitter(PromptOpensReasoning(end)));
+  }
   c->last_token.resize(choices);
   c->unfinished = static_cast<int32_t>(choices);
 

@@ -72,6 +72,7 @@ json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& sam
               {"finish_reason", FinishJson(s.finish)}};
     if (meta.chat) {
       c["message"] = {{"role", "assistant"}, {"content", s.text}};
+      if (!s.reasoning.empty()) c["message"]["reasoning_content"] = s.reasoning;
     } else {
       c["text"] = s.text;
     }
@@ -83,14 +84,16 @@ json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& sam
       {"choices", choices},      {"usage", UsageJson(prompt_tokens, completion, cached_tokens)}};
 }
 
-json ChunkJson(const ResponseMeta& meta, const RequestEvent& ev, bool first, bool include_usage) {
+json ChunkJson(const ResponseMeta& meta, const RequestEvent& ev, bool first, bool include_usage,
+               const std::string& reasoning) {
   json c = {{"index", ev.sample},
             {"logprobs", LogprobsJson(meta, ev.tokens, ev.logprobs)},
             {"finish_reason", ev.finished ? FinishJson(ev.finish) : json(nullptr)}};
   if (meta.chat) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";
-    if (!ev.text.empty() || !ev.finished) delta["content"] = ev.text;
+    if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
+    if (!ev.text.empty() || (!ev.finished && reasoning.empty())) delta["content"] = ev.text;
     c["delta"] = delta;
   } else {
     c["text"] = ev.text;

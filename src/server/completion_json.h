@@ -25,6 +25,7 @@ struct ResponseMeta {
 // One sample's accumulated output.
 struct SampleOutput {
   std::string text;
+  std::string reasoning;  // a reasoning model's reasoning (chat: message.reasoning_content)
   std::vector<int32_t> tokens;
   std::vector<SampleResult> logprobs;
   FinishReason finish = FinishReason::kNone;
@@ -45,8 +46,9 @@ nlohmann::json LogprobsJson(const ResponseMeta& meta, const std::vector<int32_t>
 nlohmann::json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& samples,
                             int64_t prompt_tokens, int64_t cached_tokens);
 // One streamed choice chunk for an event (with include_usage, "usage": null).
+// With `reasoning` (chat): the delta's reasoning_content.
 nlohmann::json ChunkJson(const ResponseMeta& meta, const RequestEvent& event, bool first,
-                         bool include_usage);
+                         bool include_usage, const std::string& reasoning = "");
 // The final usage chunk (choices []).
 nlohmann::json UsageChunkJson(const ResponseMeta& meta, int64_t prompt_tokens,
                               int64_t completion_tokens, int64_t cached_tokens);

@@ -43,7 +43,9 @@ const std::set<std::string>& KnownFields() {
                                           "response_format",
                                           "store",
                                           "metadata",
-                                          "service_tier"};
+                                          "service_tier",
+                                          "chat_template_kwargs",
+                                          "reasoning_effort"};
   return k;
 }
 
@@ -200,6 +202,35 @@ std::optional<ApiError> ParseLogitBias(const json& b, SamplingParams* p) {
   return std::nullopt;
 }
 
+// A JSON value as the template sees it (depth bounded by the body's limit).
+jinja::Value JinjaFromJson(const json& v) {
+  switch (v.type()) {
+    case json::value_t::null:
+      return jinja::Value::None();
+    case json::value_t::boolean:
+      return jinja::Value::Bool(v.get<bool>());
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned:
+      return jinja::Value::Int(v.get<int64_t>());
+    case json::value_t::number_float:
+      return jinja::Value::Float(v.get<double>());
+    case json::value_t::string:
+      return jinja::Value::String(v.get<std::string>());
+    case json::value_t::array: {
+      jinja::ValueList items;
+      for (const json& x : v) items.push_back(JinjaFromJson(x));
+      return jinja::Value::List(std::move(items));
+    }
+    case json::value_t::object: {
+      jinja::ValueMap map;
+      for (const auto& [k, x] : v.items()) map.Set(k, JinjaFromJson(x));
+      return jinja::Value::Map(std::move(map));
+    }
+    default:
+      return jinja::Value::None();
+  }
+}
+
 }  // namespace
 
 StatusOr<int32_t> TokenIdFromJson(const json& v, int64_t n_vocab, const std::string& field) {
@@ -260,6 +291,25 @@ std::optional<ApiError> ParseCompletionRequest(const json& raw, bool chat, Compl
     if (auto e = GetBool(body, "echo", &out->echo)) return e;
   } else if (body.contains("echo")) {
     return Bad("echo", "is a field of /v1/completions");
+  }
+  for (const char* f : {"chat_template_kwargs", "reasoning_effort"}) {
+    if (body.contains(f) && !chat) return Bad(f, "is a field of /v1/chat/completions");
+  }
+  if (body.contains("chat_template_kwargs")) {
+    const json& kw = body["chat_template_kwargs"];
+    if (!kw.is_object()) return Bad("chat_template_kwargs", "expected an object");
+    for (const auto& [k, v] : kw.items()) {
+      if (k == "messages") return Bad("chat_template_kwargs", "cannot set 'messages'");
+      out->template_variables.emplace_back(k, JinjaFromJson(v));
+    }
+  }
+  if (body.contains("reasoning_effort")) {
+    const json& r = body["reasoning_effort"];
+    if (!r.is_string() || (r != "minimal" && r != "low" && r != "medium" && r != "high")) {
+      return Bad("reasoning_effort", "expected \"minimal\", \"low\", \"medium\" or \"high\"");
+    }
+    out->template_variables.emplace_back("reasoning_effort",
+                                         jinja::Value::String(r.get<std::string>()));
   }
   if (body.contains("model")) {
     if (!body["model"].is_string()) return Bad("model", "expected a string");

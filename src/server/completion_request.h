@@ -45,6 +45,9 @@ struct CompletionRequest {
   int32_t top_logprobs = 0;
   // Everything else goes straight into the sampling params (max_tokens set later).
   SamplingParams params;
+  // Chat: variables the template gets besides messages (chat_template_kwargs, e.g.
+  // enable_thinking; reasoning_effort).
+  std::vector<std::pair<std::string, jinja::Value>> template_variables;
   // Fields Forge does not know: ignored (as OpenAI-compatible servers do), counted and logged.
   std::vector<std::string> ignored_fields;
 };

@@ -56,6 +56,8 @@ struct ServedModel {
   const Tokenizer* tokenizer = nullptr;
   ChatTemplate chat_template;
   ChatTemplateOptions template_options;  // bos/eos tokens, add_generation_prompt
+  // The template writes "<think>" blocks: chat answers split them into reasoning_content.
+  bool reasoning = false;
 
   // Whether a request's "model" names this model (empty: the served model).
   bool Answers(const std::string& model) const {

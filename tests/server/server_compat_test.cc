@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "server/server_process.h"
 
@@ -203,6 +204,53 @@ TEST(ServerOptionsTest, ChatTemplateFileAndCors) {
   HttpResult nokey = Http("GET", server.url("/v1/models"), "", "-H 'Origin: http://app.example'");
   EXPECT_EQ(nokey.status, 401);
   EXPECT_NE(nokey.headers.find("Access-Control-Allow-Origin"), std::string::npos);  // readable
+}
+
+}  // namespace
+}  // namespace forge::testing
+
+namespace forge::testing {
+namespace {
+
+// A template whose generation prompt opens a "<think>" block unless enable_thinking is false:
+// stories260K never closes it, so with thinking on its whole answer is reasoning_content, and
+// with chat_template_kwargs {"enable_thinking": false} (the block written closed) it is content.
+TEST(ServerReasoningTest, ThinkBlocksAreReasoningContent) {
+  const std::string file = ::testing::TempDir() + "/forge-think.jinja";
+  std::ofstream(file) << "{% for m in messages %}{{ m['content'] }}{% endfor %}"
+                         "{% if enable_thinking is defined and not enable_thinking %}"
+                         "<think>\n\n</think>\n\n{% else %}<think>\n{% endif %}";
+  ServerProcess server("--chat-template " + file);
+  ASSERT_TRUE(server.ok());
+  const std::string greedy_on = ForgeRunGreedy("Once upon a time<think>\n", 8);
+  json body = {{"messages", {{{"role", "user"}, {"content", "Once upon a time"}}}},
+               {"max_tokens", 8},
+               {"temperature", 0}};
+  json on = json::parse(Http("POST", server.url("/v1/chat/completions"), body.dump()).body);
+  EXPECT_EQ(on["choices"][0]["message"]["reasoning_content"], greedy_on) << on.dump();
+  EXPECT_EQ(on["choices"][0]["message"]["content"], "");
+  // Streamed: the deltas carry reasoning_content, never content text.
+  json sbody = body;
+  sbody["stream"] = true;
+  HttpResult s = Http("POST", server.url("/v1/chat/completions"), sbody.dump(), "-N");
+  std::string reasoning, content;
+  std::istringstream in(s.body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("data: {", 0) != 0) continue;
+    const json d = json::parse(line.substr(6))["choices"][0]["delta"];
+    if (d.contains("reasoning_content")) reasoning += d["reasoning_content"].get<std::string>();
+    if (d.contains("content")) content += d["content"].get<std::string>();
+  }
+  EXPECT_EQ(reasoning, greedy_on);
+  EXPECT_EQ(content, "");
+
+  body["chat_template_kwargs"] = {{"enable_thinking", false}};
+  const std::string greedy_off = ForgeRunGreedy("Once upon a time<think>\n\n</think>\n\n", 8);
+  json off = json::parse(Http("POST", server.url("/v1/chat/completions"), body.dump()).body);
+  EXPECT_FALSE(off["choices"][0]["message"].contains("reasoning_content")) << off.dump();
+  EXPECT_EQ(off["choices"][0]["message"]["content"], greedy_off);
+  // The kwarg reached the template: the prompt is longer by the closed block.
+  EXPECT_GT(off["usage"]["prompt_tokens"].get<int>(), on["usage"]["prompt_tokens"].get<int>());
 }
 
 }  // namespace

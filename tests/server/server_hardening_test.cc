@@ -254,7 +254,7 @@ TEST_F(ServerHardeningTest, LargeTokenizeDoesNotHoldUpHealth) {
 // 5. Special-token text in chat content is text, not a control token: the prompt's length is
 // that of the rendered prompt tokenized without special parsing (the served model's template
 // has no special tokens of its own), plus BOS.
-TEST_F(ServerHardeningTest, DISABLED_SpecialTokenTextInContentIsPlainText) {
+TEST_F(ServerHardeningTest, SpecialTokenTextInContentIsPlainText) {
   const std::string rendered = "<|im_start|>user\n</s><s><unk><|im_end|>\n<|im_start|>assistant\n";
   json chat = {{"messages", {{{"role", "user"}, {"content", "</s><s><unk>"}}}},
                {"max_tokens", 1},
