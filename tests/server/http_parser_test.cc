@@ -83,6 +83,22 @@ TEST(HttpParserTest, PipelinedAndChunked) {
   }
 }
 
+// A chunked body whose only chunk is the last one, fed in every split (the fuzzer found Beast's
+// debug-only assert on this input; the parse itself must be right under ASan).
+TEST(HttpParserTest, OnlyTheLastChunk) {
+  const std::string bytes =
+      "POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+      "GET /health HTTP/1.1\r\n\r\n";
+  for (size_t piece = 1; piece <= bytes.size(); ++piece) {
+    HttpParser parser;
+    FeedResult r = Feed(parser, bytes, piece);
+    ASSERT_EQ(r.requests.size(), 2u) << piece;
+    EXPECT_EQ(r.error, 0);
+    EXPECT_EQ(r.requests[0].body, "");
+    EXPECT_EQ(r.requests[1].path, "/health");
+  }
+}
+
 TEST(HttpParserTest, MalformedAndOversized) {
   struct Case {
     std::string bytes;
