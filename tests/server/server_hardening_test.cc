@@ -233,22 +233,42 @@ TEST_F(ServerHardeningTest, HttpOneZeroClosesUnlessAskedToKeepAlive) {
   EXPECT_TRUE(conn.ClosedWithin(5000));
 }
 
-// 8. Tokenizing runs on worker threads: /health answers while a large /tokenize runs.
+// 8. Tokenizing runs on worker threads: /health answers while large /tokenize requests run, one
+// per I/O thread (with tokenizing on the I/O threads, /health waited for one of them to end).
 TEST_F(ServerHardeningTest, LargeTokenizeDoesNotHoldUpHealth) {
-  RawConnection big(server_.port());
-  std::string text = Repeat("Once upon a time there was a little dog. ", 350000);  // 14 MB
-  big.Send(PostRequest("/tokenize", json{{"content", text}}.dump()));
-  big.WaitSent();
+  const std::string text = Repeat("Once upon a time there was a little dog. ", 350000);  // 14 MB
+  const std::string req = PostRequest("/tokenize", json{{"content", text}}.dump());
+  RawConnection a(server_.port()), b(server_.port());
+  a.Send(req);
+  b.Send(req);
+  a.WaitSent();
+  b.WaitSent();
+  // The bodies are read and parsed within this (they take seconds to tokenize).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   const auto t0 = Clock::now();
+  double done_a = 0, done_b = 0;
+  size_t got_a = 0, got_b = 0;
+  std::thread ta([&] {
+    got_a = a.Read(1, 120000).size();
+    done_a = std::chrono::duration<double>(Clock::now() - t0).count();
+  });
+  std::thread tb([&] {
+    got_b = b.Read(1, 120000).size();
+    done_b = std::chrono::duration<double>(Clock::now() - t0).count();
+  });
   HttpResult h = Http("GET", server_.url("/health"));
   const double health_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::vector<RawResponse> got = big.Read(1, 120000);
-  const double tokenize_s = std::chrono::duration<double>(Clock::now() - t0).count();
+  ta.join();
+  tb.join();
   EXPECT_EQ(h.status, 200);
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].status, 200);
-  EXPECT_LT(health_s, tokenize_s) << "health " << health_s << " s, tokenize " << tokenize_s;
-  std::printf("/health %.3f s while a 14 MB /tokenize took %.3f s\n", health_s, tokenize_s);
+  EXPECT_EQ(got_a, 1u);
+  EXPECT_EQ(got_b, 1u);
+  const double first = std::min(done_a, done_b);
+  // Not held up: well inside the tokenizing (held up, it comes as one of them ends).
+  EXPECT_LT(health_s, 0.5 * first)
+      << "health " << health_s << " s, first tokenize " << first << " s";
+  std::printf("/health %.3f s while two 14 MB /tokenize requests took %.3f and %.3f s\n", health_s,
+              done_a, done_b);
 }
 
 // 5. Special-token text in chat content is text, not a control token: the prompt's length is
