@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(build-essential cmake ninja-build pkg-config git python3 python3-jinja2 python3-regex
+PACKAGES=(build-essential cmake ninja-build pkg-config git python3 python3-jinja2 python3-regex python3-jsonschema
           python3-numpy libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev
           libpcre2-dev libboost-dev clang libclang-rt-14-dev clang-format prometheus curl)
 
