@@ -197,12 +197,7 @@ bool BpeModel::MergeRun(std::vector<Symbol>* symbols_ptr, MergeLog* log) const {
     push(l.prev, c.left);
     push(c.left, l.next);
   }
-  if (log != nullptr) {
-    log->increasing = clock.increasing();
-    log->tokens.clear();
-    for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = symbols[i].next)
-      log->tokens.push_back(record_of[i]);
-  }
+  if (log != nullptr) FinishMergeLog(clock, symbols, n, record_of, log);
   return clock.increasing();
 }
 
@@ -211,13 +206,7 @@ bool BpeModel::EncodeChunked(std::string_view piece, const std::vector<Symbol>& 
   thread_local std::vector<Symbol> window;
   const size_t start = out->size();
   auto run = [&](size_t begin, size_t end, MergeLog* log) {
-    window.assign(symbols.begin() + static_cast<ptrdiff_t>(begin),
-                  symbols.begin() + static_cast<ptrdiff_t>(end));
-    const int32_t m = static_cast<int32_t>(window.size());
-    for (int32_t i = 0; i < m; ++i) {
-      window[i].prev = i - 1;
-      window[i].next = i + 1 < m ? i + 1 : -1;
-    }
+    CopyWindow(symbols, begin, end, &window);
     MergeRun(&window, log);
   };
   auto pair_rank = [&](const MergeRecord& x, const MergeRecord& y) -> int32_t {

@@ -65,6 +65,29 @@ class MergeKeyClock {
   bool increasing_ = true;
 };
 
+// Ends a run's log: whether its keys only increased, and the record of each symbol left (the
+// chain from symbol 0; n: the run's symbol count).
+template <typename Symbol>
+void FinishMergeLog(const MergeKeyClock& clock, const std::vector<Symbol>& symbols, int32_t n,
+                    const std::vector<int32_t>& record_of, MergeLog* log) {
+  log->increasing = clock.increasing();
+  log->tokens.clear();
+  for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = symbols[i].next) log->tokens.push_back(record_of[i]);
+}
+
+// symbols[begin, end) copied into *window as a chain of their own (prev / next relinked).
+template <typename Symbol>
+void CopyWindow(const std::vector<Symbol>& symbols, size_t begin, size_t end,
+                std::vector<Symbol>* window) {
+  window->assign(symbols.begin() + static_cast<ptrdiff_t>(begin),
+                 symbols.begin() + static_cast<ptrdiff_t>(end));
+  const int32_t m = static_cast<int32_t>(window->size());
+  for (int32_t i = 0; i < m; ++i) {
+    (*window)[i].prev = i - 1;
+    (*window)[i].next = i + 1 < m ? i + 1 : -1;
+  }
+}
+
 // The records that covered the first (left spine) or last (right spine) byte of a token, oldest
 // first.
 inline void SpineOf(const MergeLog& log, int32_t token, bool left_spine,
