@@ -27,7 +27,7 @@ double Micros(Clock::time_point a, Clock::time_point b) {
 
 // deepseek-llm's pieces (and end ids), then distinct pieces of the other vocabularies, up to n.
 std::vector<std::string> UnionPieces(size_t n, std::vector<TokenId>* end_ids) {
-  const Tokenizer* base = testing::GrammarTestTokenizer("vocab/ggml-vocab-deepseek-llm.gguf");
+  const Tokenizer* base = testing::LoadVocab("vocab/ggml-vocab-deepseek-llm.gguf");
   std::vector<std::string> pieces;
   std::set<std::string> seen;
   for (TokenId id = 0; id < base->vocab().size(); ++id) {
@@ -41,7 +41,7 @@ std::vector<std::string> UnionPieces(size_t n, std::vector<TokenId>* end_ids) {
                            "vocab/ggml-vocab-deepseek-coder.gguf", "vocab/ggml-vocab-refact.gguf",
                            "vocab/ggml-vocab-gpt-neox.gguf", "vocab/ggml-vocab-mpt.gguf",
                            "vocab/ggml-vocab-phi-3.gguf", "vocab/ggml-vocab-bert-bge.gguf"}) {
-    const Tokenizer* t = testing::GrammarTestTokenizer(file);
+    const Tokenizer* t = testing::LoadVocab(file);
     for (TokenId id = 0; id < t->vocab().size() && pieces.size() < n; ++id) {
       std::string p = t->TokenToPiece(id, false);
       if (!p.empty() && seen.insert(p).second) pieces.push_back(std::move(p));
@@ -177,7 +177,7 @@ TEST(FillMaskTiming, SchemaCompilation) {
 }
 
 TEST(FillMaskTiming, RealVocabularies) {
-  const Tokenizer* deepseek = testing::GrammarTestTokenizer("vocab/ggml-vocab-deepseek-llm.gguf");
+  const Tokenizer* deepseek = testing::LoadVocab("vocab/ggml-vocab-deepseek-llm.gguf");
   ASSERT_NE(deepseek, nullptr);
   std::vector<TokenId> end_ids;
   const std::vector<std::string> real = UnionPieces(deepseek->vocab().size(), &end_ids);

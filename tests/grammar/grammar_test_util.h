@@ -20,34 +20,15 @@
 #include "grammar/token_vocab.h"
 #include "support/test_env.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_test_util.h"
 
 namespace forge::testing {
-
-// The tokenizer of TestDataDir()/relative, loaded once; null (and a failure) on error.
-inline const Tokenizer* GrammarTestTokenizer(const std::string& relative) {
-  static std::mutex mu;
-  static auto* cache = new std::map<std::string, std::unique_ptr<Tokenizer>>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache->find(relative);
-  if (it != cache->end()) return it->second.get();
-  auto file = GgufFile::Open(TestDataPath(relative));
-  if (!file.ok()) {
-    ADD_FAILURE() << file.status().ToString();
-    return nullptr;
-  }
-  auto tok = Tokenizer::FromGguf(**file);
-  if (!tok.ok()) {
-    ADD_FAILURE() << tok.status().ToString();
-    return nullptr;
-  }
-  return ((*cache)[relative] = std::move(tok).value()).get();
-}
 
 // TokenVocabView of a test-data vocab, built once.
 inline std::shared_ptr<const TokenVocabView> GrammarTestVocab(const std::string& relative) {
   static std::mutex mu;
   static auto* cache = new std::map<std::string, std::shared_ptr<const TokenVocabView>>();
-  const Tokenizer* tok = GrammarTestTokenizer(relative);
+  const Tokenizer* tok = LoadVocab(relative);
   if (tok == nullptr) return nullptr;
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = (*cache)[relative];
