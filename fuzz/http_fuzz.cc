@@ -44,7 +44,7 @@ void Handle(const forge::server::HttpRequest& req) {
   if (auto e = forge::server::ParseJsonBody(req.body, jl, &body)) return Sink(*e);
   for (bool chat : {false, true}) {
     forge::server::CompletionRequest parsed;
-    if (auto e = forge::server::ParseCompletionRequest(body, chat, &parsed)) Sink(*e);
+    if (auto e = forge::server::ParseCompletionRequest(body, chat, &parsed, req.body)) Sink(*e);
   }
   if (body.is_object() && body.contains("tokens") && body["tokens"].is_array()) {
     for (const auto& t : body["tokens"]) (void)forge::server::TokenIdFromJson(t, 32000, "tokens");

@@ -186,6 +186,9 @@ StatusOr<RequestHandle> Engine::Submit(EngineRequest request) {
   if (!request.params.stop.empty() && !tokenizer_) {
     return InvalidArgumentError("stop strings need a tokenizer; the engine has none");
   }
+  if (request.grammar && !tokenizer_) {
+    return InvalidArgumentError("a grammar needs a tokenizer; the engine has none");
+  }
   const int64_t bs = scheduler_->options().block_size;
   const int64_t pool_tokens = int64_t{num_kv_blocks()} * bs;
   const int32_t max_tokens = request.params.max_tokens;
@@ -223,6 +226,11 @@ StatusOr<RequestHandle> Engine::Submit(EngineRequest request) {
   if (tokenizer_) {
     for (auto& s : r->samples) s.text = std::make_unique<TextOutput>(*tokenizer_, r->params.stop);
   }
+  if (request.grammar) {
+    r->grammar = std::move(request.grammar);
+    r->grammar_vocab = GrammarVocab();
+    for (auto& s : r->samples) s.matcher.emplace(r->grammar);
+  }
   r->submitted = Clock::now();
 
   RequestHandle handle;
@@ -240,6 +248,12 @@ StatusOr<RequestHandle> Engine::Submit(EngineRequest request) {
   }
   cv_.notify_all();
   return handle;
+}
+
+std::shared_ptr<const TokenVocabView> Engine::GrammarVocab() {
+  std::lock_guard<std::mutex> lock(grammar_vocab_mu_);
+  if (!grammar_vocab_) grammar_vocab_ = TokenVocabView::FromTokenizer(*tokenizer_);
+  return grammar_vocab_;
 }
 
 bool Engine::Cancel(RequestId id) {

@@ -19,6 +19,9 @@
 #include "engine/request.h"
 #include "engine/sample_rows.h"
 #include "engine/text_output.h"
+#include "grammar/grammar.h"
+#include "grammar/grammar_matcher.h"
+#include "grammar/token_vocab.h"
 #include "model/model.h"
 #include "sampling/sampler.h"
 #include "sched/scheduler.h"
@@ -78,6 +81,11 @@ class Engine {
   // Samples the first token of every sample of a request that forks, and forks it.
   void SampleAndFork(Request* r, std::span<const float> logits);
   SampleContext ContextOf(Request* r, int32_t sample) const;
+  // The grammar's view of the tokenizer's vocabulary, made on first use (thread-safe).
+  std::shared_ptr<const TokenVocabView> GrammarVocab();
+  // For a constrained sample: fills mask_ with its allowed set and points ctx at it. Errors:
+  // the matcher's (a grammar past its bounds).
+  Status ConstrainContext(Request* r, int32_t sample, SampleContext* ctx);
   void AcceptToken(Request* r, int32_t sample, StatusOr<SampleResult> result);
   void Emit(Request* r, RequestEvent event);
   void FinishSample(Request* r, int32_t sample, RequestEvent* event);
@@ -93,6 +101,8 @@ class Engine {
   int32_t n_vocab_ = 0;
   std::vector<int32_t> eos_ids_;
   std::unique_ptr<KvCache> cache_;
+  std::mutex grammar_vocab_mu_;
+  std::shared_ptr<const TokenVocabView> grammar_vocab_;
 
   // Inbox: what other threads hand to the step thread.
   mutable std::mutex mu_;
@@ -124,6 +134,7 @@ class Engine {
   std::vector<float> logits_;    // [rows, n_vocab] of the last forward, when the hook wants them
   std::vector<float> fork_row_;  // [n_vocab] the logits row of a request that forks
   SampleRows sample_rows_;
+  std::vector<uint32_t> mask_;  // [ceil(n_vocab / 32)] one constrained sample's allowed set
   std::vector<SampleOut> sample_out_;
   int64_t step_gen_tokens_ = 0;
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <thread>
 
+#include "engine/constrained_sample.h"
 #include "engine/engine.h"
 #include "engine/kv_block_copy.h"
 #include "engine/request_state.h"
@@ -138,9 +139,15 @@ SampleContext Engine::ContextOf(Request* r, int32_t sample) const {
   return ctx;
 }
 
+Status Engine::ConstrainContext(Request* r, int32_t sample, SampleContext* ctx) {
+  return ConstrainSample(*r->samples[sample].matcher, *r->grammar_vocab, n_vocab_, &mask_, ctx);
+}
+
 StatusOr<SampleResult> Engine::SampleToken(Request* r, int32_t sample,
                                            std::span<const float> logits) {
-  return sampler_.Sample(r->params, ContextOf(r, sample), logits);
+  SampleContext ctx = ContextOf(r, sample);
+  if (r->grammar) RETURN_IF_ERROR(ConstrainContext(r, sample, &ctx));
+  return sampler_.Sample(r->params, ctx, logits);
 }
 
 void Engine::ProcessOutputs(const StepPlan& plan) {
@@ -163,12 +170,18 @@ void Engine::ProcessOutputs(const StepPlan& plan) {
     }
     ++row;
     Pending p{r, owner.sample, !r->forked, Status::Ok()};
-    if (!p.fork) p.error = sample_rows_.Append(r->params, ContextOf(r, owner.sample), n_vocab_);
+    if (!p.fork) {
+      // A constrained sample's allowed set is computed here, while the forward runs on a device.
+      SampleContext ctx = ContextOf(r, owner.sample);
+      if (r->grammar) p.error = ConstrainContext(r, owner.sample, &ctx);
+      if (p.error.ok()) p.error = sample_rows_.Append(r->params, ctx, n_vocab_);
+    }
     if (p.fork || !p.error.ok()) sample_rows_.AppendIdle();
     pending.push_back(std::move(p));
   }
   model_.backend().MarkBusyBegin();  // the sampling's device work, after the rows are built
-  const Status sampled = model_.Sample(sample_rows_.rows, sample_rows_.edits, &sample_out_);
+  const Status sampled = model_.Sample(sample_rows_.rows, sample_rows_.edits, &sample_out_,
+                                       sample_rows_.allowed, sample_rows_.allowed_words);
   model_.backend().MarkBusyEnd();
   for (size_t i = 0; i < pending.size(); ++i) {
     const Pending& p = pending[i];
@@ -223,6 +236,16 @@ void Engine::AcceptToken(Request* r, int32_t sample, StatusOr<SampleResult> resu
     return;
   }
   const int32_t token = result->token;
+  if (s.matcher) {
+    if (!AdvanceGrammar(*s.matcher, *r->grammar_vocab, token)) {
+      ev.status = InternalError("request " + std::to_string(r->id) + " sample " +
+                                std::to_string(sample) + ": token " + std::to_string(token) +
+                                " was sampled but the grammar does not allow it");
+      FinishSample(r, sample, &ev);
+      Emit(r, std::move(ev));
+      return;
+    }
+  }
   const Clock::time_point now = Clock::now();
   if (s.generated.empty()) {
     s.first_token = now;
@@ -238,6 +261,9 @@ void Engine::AcceptToken(Request* r, int32_t sample, StatusOr<SampleResult> resu
   ev.tokens.push_back(token);
   if (r->params.logprobs) ev.logprobs.push_back(std::move(result).value());
   FinishReason finish = CheckTokenStop(r->params, eos_ids_, s.generated);
+  if (finish == FinishReason::kNone && s.matcher && s.matcher->IsTerminated()) {
+    finish = FinishReason::kStop;  // an end token of the grammar's vocabulary
+  }
   if (finish == FinishReason::kNone && static_cast<int64_t>(s.generated.size()) >= r->max_new) {
     finish = FinishReason::kLength;
   }

@@ -3,7 +3,9 @@
 
 #include <chrono>
 #include <numeric>
+#include <optional>
 
+#include "engine/constrained_sample.h"
 #include "engine/sample_rows.h"
 #include "tokenizer/detokenizer.h"
 
@@ -59,6 +61,13 @@ StatusOr<GenerateResult> Generator::Generate(const GenerateRequest& req,
   SampleRows rows;  // one row, sampled where the logits are
   std::vector<SampleOut> out;
   const std::vector<int32_t> eos(tokenizer_.vocab().eog.begin(), tokenizer_.vocab().eog.end());
+  std::shared_ptr<const TokenVocabView> grammar_vocab;
+  std::optional<GrammarMatcher> matcher;
+  std::vector<uint32_t> mask;
+  if (req.grammar) {
+    grammar_vocab = TokenVocabView::FromTokenizer(tokenizer_);
+    matcher.emplace(req.grammar);
+  }
   DecodeOptions dopt;
   dopt.strip_leading_space = false;  // a continuation of the prompt's text
   StreamingDetokenizer detok(tokenizer_, dopt);
@@ -72,12 +81,20 @@ StatusOr<GenerateResult> Generator::Generate(const GenerateRequest& req,
       break;
     }
     SampleContext ctx{req.request_id, req.prompt, result.tokens, eos};
+    if (matcher) RETURN_IF_ERROR(ConstrainSample(*matcher, *grammar_vocab, n_vocab, &mask, &ctx));
     rows.clear();
     RETURN_IF_ERROR(rows.Append(req.params, ctx, n_vocab));
-    RETURN_IF_ERROR(model_.Sample(rows.rows, rows.edits, &out));
+    RETURN_IF_ERROR(model_.Sample(rows.rows, rows.edits, &out, rows.allowed, rows.allowed_words));
     ASSIGN_OR_RETURN(SampleResult s, ToSampleResult(out[0], req.params));
+    if (matcher && !AdvanceGrammar(*matcher, *grammar_vocab, s.token)) {
+      return InternalError("token " + std::to_string(s.token) +
+                           " was sampled but the grammar does not allow it");
+    }
     result.tokens.push_back(s.token);
     result.finish = CheckTokenStop(req.params, eos, result.tokens);
+    if (result.finish == FinishReason::kNone && matcher && matcher->IsTerminated()) {
+      result.finish = FinishReason::kStop;
+    }
     if (result.finish != FinishReason::kStop) {  // a stopping token adds no text
       text += detok.Push(s.token);
     }

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string_view>
 #include <vector>
 
+#include "grammar/grammar.h"
 #include "model/model.h"
 #include "sampling/sampling_params.h"
 #include "sampling/stop.h"
@@ -18,6 +20,8 @@ struct GenerateRequest {
   std::vector<int32_t> prompt;  // token ids, used verbatim
   SamplingParams params;
   uint64_t request_id = 0;
+  // Constrained decoding (as EngineRequest::grammar); null: unconstrained.
+  std::shared_ptr<const Grammar> grammar;
 };
 
 struct GenerateResult {

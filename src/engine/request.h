@@ -18,6 +18,8 @@
 
 namespace forge {
 
+class Grammar;
+
 using RequestId = uint64_t;
 
 struct RequestEvent;
@@ -33,6 +35,10 @@ struct EngineRequest {
   SamplingParams params;
   // Samples of the prompt (n > 1 forks after the prompt: its blocks are shared, copy-on-write).
   int32_t n = 1;
+  // Constrained decoding: every sample's text is a prefix of a sentence of this grammar (a whole
+  // one when it ends by an end-of-generation token, which is allowed exactly when the grammar
+  // can end). Null: unconstrained. Needs the engine's tokenizer.
+  std::shared_ptr<const Grammar> grammar;
   // Called with every event on the engine's step thread: keep it short (hand formatting and I/O
   // to another thread: the step waits for it), never call Step() from it (Submit and Cancel are
   // fine). When unset, events go to RequestHandle::events.

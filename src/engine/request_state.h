@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/engine.h"
@@ -17,6 +18,8 @@ struct Engine::Request {
   int32_t n = 1;
   int32_t max_new = 0;  // tokens each sample may generate
   std::function<void(RequestEvent)> on_event;
+  std::shared_ptr<const Grammar> grammar;  // null: unconstrained
+  std::shared_ptr<const TokenVocabView> grammar_vocab;  // with a grammar: the tokenizer's view
   std::shared_ptr<RequestEvents> events;  // when no on_event
   Clock::time_point submitted, scheduled;
   bool was_scheduled = false;
@@ -26,6 +29,7 @@ struct Engine::Request {
     uint64_t seq = 0;  // its sequence (0 until forked off the first sample's)
     std::vector<int32_t> generated;
     std::unique_ptr<TextOutput> text;  // null without a tokenizer
+    std::optional<GrammarMatcher> matcher;  // where the sample stands in the request's grammar
     bool done = false;
     Clock::time_point first_token, last_token;
     double itl_sum = 0, itl_max = 0;

@@ -14,6 +14,11 @@ Status SampleRows::Append(const SamplingParams& params, const SampleContext& con
                           int32_t n_vocab) {
   RETURN_IF_ERROR(params.ValidateForVocab(n_vocab));
   RETURN_IF_ERROR(CheckTokenIds("eos_ids", context.eos_ids, 0, n_vocab));
+  const int64_t words = (static_cast<int64_t>(n_vocab) + 31) / 32;
+  if (!context.allowed.empty() && static_cast<int64_t>(context.allowed.size()) < words) {
+    return InvalidArgumentError("allowed set of " + std::to_string(context.allowed.size()) +
+                                " words for " + std::to_string(n_vocab) + " tokens");
+  }
   ASSIGN_OR_RETURN(const PenaltyWindow window, PenaltyWindowOf(params, context, n_vocab));
 
   const int32_t edit_begin = static_cast<int32_t>(edits.size());
@@ -41,8 +46,9 @@ Status SampleRows::Append(const SamplingParams& params, const SampleContext& con
       edit(token).subtract = params.presence_penalty + params.frequency_penalty * count;
     }
   }
-  const bool before_min = context.generated.size() < static_cast<size_t>(params.min_tokens);
-  if (before_min || params.ignore_eos) {
+  const bool before_min = context.generated.size() < static_cast<size_t>(params.min_tokens) &&
+                          !context.only_end_allowed;
+  if (before_min || (params.ignore_eos && !context.only_end_allowed)) {
     for (int32_t token : context.eos_ids) edit(token).mask = 1;
   }
   if (before_min) {
@@ -64,6 +70,11 @@ Status SampleRows::Append(const SamplingParams& params, const SampleContext& con
   }
   row.logprobs = params.logprobs ? 1 : 0;
   row.top_logprobs = params.logprobs ? params.top_logprobs : 0;
+  if (!context.allowed.empty()) {
+    if (allowed.empty()) allowed_words = words;
+    row.allowed_row = static_cast<int32_t>(allowed_rows());
+    allowed.insert(allowed.end(), context.allowed.begin(), context.allowed.begin() + words);
+  }
   rows.push_back(row);
   return Status::Ok();
 }

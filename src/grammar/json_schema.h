@@ -14,8 +14,9 @@
 namespace forge {
 
 struct JsonSchemaOptions {
-  // JSON whitespace ([ \t\n\r]) allowed between two tokens; bounded so that generation cannot
-  // go on producing spaces. 0: compact JSON only.
+  // JSON whitespace allowed between two tokens: nothing, one space, or a newline followed by at
+  // most max_whitespace spaces or tabs (indentation), so that generation cannot go on producing
+  // blank space. 0: compact JSON only.
   int max_whitespace = 20;
   // Digits of an integer part (and of a fraction) where the schema sets no bound.
   int max_number_digits = 16;

@@ -6,7 +6,10 @@ namespace forge {
 
 std::string JsonSchemaConverter::Ws() {
   if (options_.max_whitespace <= 0) return rules_.AddNamed("ws", "\"\"");
-  return rules_.AddNamed("ws", "[ \\t\\n\\r]{0," + std::to_string(options_.max_whitespace) + "}");
+  // Compact (nothing or one space) or pretty-printed (a newline and its indentation): never a
+  // run of blank lines or spaces that a weak model could fill its whole budget with.
+  return rules_.AddNamed("ws", "( \" \" | \"\\n\" [ \\t]{0," +
+                                   std::to_string(options_.max_whitespace) + "} )?");
 }
 
 std::string JsonSchemaConverter::Char() {

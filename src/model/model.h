@@ -96,11 +96,13 @@ class Model {
   Status Forward(const ForwardBatch& batch, KvCache& cache, std::vector<float>* logits);
 
   // The backend's Sample op (backend/cpu/sample/sample.h) over the first rows.size() logits rows
-  // of the last Forward: one upload of rows and edits, one download of `out`. The rows' edits
-  // change those logits rows in place. Returns once the backend has finished the step (also for
-  // no rows), with the step's error if any.
+  // of the last Forward: one upload of rows, edits and allowed sets (bitmask rows of
+  // allowed_words words, SampleRow::allowed_row), one download of `out`. The rows' edits and
+  // allowed sets change those logits rows in place. Returns once the backend has finished the
+  // step (also for no rows), with the step's error if any.
   Status Sample(std::span<const SampleRow> rows, std::span<const LogitEdit> edits,
-                std::vector<SampleOut>* out);
+                std::vector<SampleOut>* out, std::span<const uint32_t> allowed = {},
+                int64_t allowed_words = 0);
   // Copies logits row `row` of the last Forward (as it is now) to host memory [n_vocab].
   Status DownloadLogitsRow(int64_t row, float* out);
 

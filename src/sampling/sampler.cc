@@ -142,12 +142,22 @@ Status Sampler::ProcessLogits(const SamplingParams& params, const SampleContext&
   }
 
   // 3. Masks.
-  const bool before_min = context.generated.size() < static_cast<size_t>(params.min_tokens);
-  if (before_min || params.ignore_eos) {
+  const bool before_min = context.generated.size() < static_cast<size_t>(params.min_tokens) &&
+                          !context.only_end_allowed;
+  if (before_min || (params.ignore_eos && !context.only_end_allowed)) {
     for (int32_t token : context.eos_ids) logits[token] = -kInf;
   }
   if (before_min) {
     for (int32_t token : params.stop_token_ids) logits[token] = -kInf;
+  }
+  if (!context.allowed.empty()) {
+    if (context.allowed.size() * 32 < static_cast<size_t>(n_vocab_)) {
+      return InvalidArgumentError("allowed set of " + std::to_string(context.allowed.size()) +
+                                  " words for " + std::to_string(n_vocab_) + " tokens");
+    }
+    for (int32_t t = 0; t < n_vocab_; ++t) {
+      if (((context.allowed[t >> 5] >> (t & 31)) & 1u) == 0) logits[t] = -kInf;
+    }
   }
   return Status::Ok();
 }

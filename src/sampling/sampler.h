@@ -18,6 +18,12 @@ struct SampleContext {
   std::span<const int32_t> prompt = {};     // the prompt's token ids
   std::span<const int32_t> generated = {};  // the tokens generated so far
   std::span<const int32_t> eos_ids = {};    // the model's end-of-generation tokens (EOS, EOT)
+  // A grammar's allowed set: bit (t % 32) of word t / 32 set when token t may be chosen (at
+  // least ceil(n_vocab / 32) words); empty: every token.
+  std::span<const uint32_t> allowed = {};
+  // The allowed set holds end-of-generation tokens only (the grammar is complete and can go no
+  // further): min_tokens and ignore_eos then mask nothing, so generation ends where it must.
+  bool only_end_allowed = false;
 
   // The sequence position of the token being chosen: the RNG counter (sampling/philox.h).
   uint64_t position() const { return prompt.size() + generated.size(); }
@@ -59,7 +65,8 @@ struct SampleResult {
 //      repetition_penalty on every token present in it (positive logit / r, negative * r), then
 //      logit -= presence * (count > 0) + frequency * count, counting generated tokens only.
 //   3. masks to -inf: eos_ids and stop_token_ids while generated.size() < min_tokens; eos_ids
-//      always when ignore_eos.
+//      always when ignore_eos (neither when context.only_end_allowed); then every token outside
+//      context.allowed when it is given.
 //   -> the "processed logits". Log-probabilities are reported for softmax(processed logits) over
 //      the whole vocabulary at temperature 1 (the model's distribution after bias, penalties and
 //      masks, before temperature and truncation), each term and the sum in double.

@@ -203,7 +203,7 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
     return SendError(ctx, *session, *e, true);
   }
   CompletionRequest req;
-  if (auto e = ParseCompletionRequest(parsed, chat, &req))
+  if (auto e = ParseCompletionRequest(parsed, chat, &req, body))
     return SendError(ctx, *session, *e, true);
   ctx.metrics.NoteIgnoredFields(req.ignored_fields);
   if (!model.Answers(req.model)) {
@@ -213,6 +213,18 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
                                        "' does not exist; this server has '" + model.name + "'"),
                          "model"),
                      true);
+  }
+  std::shared_ptr<const Grammar> grammar;
+  if (!req.constraint.gbnf.empty()) {
+    auto compiled = ctx.grammars.Get(req.constraint.gbnf);
+    if (!compiled.ok()) {
+      const std::string& field = req.constraint.field;
+      return SendError(
+          ctx, *session,
+          ApiError::InvalidRequest("'" + field + "': " + compiled.status().message(), field),
+          true);
+    }
+    grammar = std::move(*compiled);
   }
   std::vector<std::vector<int32_t>> prompts;
   if (auto e = BuildPrompts(model, req, &prompts)) return SendError(ctx, *session, *e, true);
@@ -327,6 +339,7 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
     er.prompt_ids = std::move(prompts[p]);
     er.params = req.params;
     er.n = req.n;
+    er.grammar = grammar;
     if (req.max_tokens) {
       er.params.max_tokens = *req.max_tokens;
     } else {

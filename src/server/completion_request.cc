@@ -41,6 +41,14 @@ const std::set<std::string>& KnownFields() {
                                           "best_of",
                                           "suffix",
                                           "response_format",
+                                          "grammar",
+                                          "json_schema",
+                                          "guided_json",
+                                          "guided_regex",
+                                          "guided_choice",
+                                          "guided_grammar",
+                                          "structured_outputs",
+                                          "guided_decoding_backend",
                                           "store",
                                           "metadata",
                                           "service_tier",
@@ -52,9 +60,8 @@ const std::set<std::string>& KnownFields() {
 // Features that change the answer and that Forge does not offer: refused, never ignored.
 const std::set<std::string>& UnsupportedFields() {
   static const std::set<std::string> k = {
-      "tools",   "tool_choice", "functions",   "function_call",     "parallel_tool_calls",
-      "grammar", "json_schema", "guided_json", "guided_regex",      "guided_choice",
-      "audio",   "modalities",  "prediction",  "web_search_options"};
+      "tools",      "tool_choice", "functions",  "function_call",     "parallel_tool_calls",
+      "audio",      "modalities",  "prediction", "web_search_options", "guided_whitespace_pattern"};
   return k;
 }
 
@@ -247,7 +254,8 @@ StatusOr<int32_t> TokenIdFromJson(const json& v, int64_t n_vocab, const std::str
   return static_cast<int32_t>(v.get<int64_t>());
 }
 
-std::optional<ApiError> ParseCompletionRequest(const json& raw, bool chat, CompletionRequest* out) {
+std::optional<ApiError> ParseCompletionRequest(const json& raw, bool chat, CompletionRequest* out,
+                                               std::string_view raw_body) {
   if (!raw.is_object()) return ApiError::InvalidRequest("the body must be a JSON object", "");
   out->chat = chat;
   json body = json::object();  // without the fields sent as null
@@ -262,17 +270,7 @@ std::optional<ApiError> ParseCompletionRequest(const json& raw, bool chat, Compl
     }
     body[key] = value;
   }
-  if (body.contains("response_format")) {
-    const json& rf = body["response_format"];
-    if (!rf.is_object() || !rf.contains("type") || !rf["type"].is_string()) {
-      return Bad("response_format", "expected an object with a \"type\"");
-    }
-    if (rf["type"] != "text") {
-      return ApiError::FromStatus(UnimplementedError("'response_format' of type " +
-                                                     rf["type"].dump() + " is not supported"),
-                                  "response_format");
-    }
-  }
+  if (auto e = ParseOutputConstraint(body, raw_body, &out->constraint)) return e;
   if (body.contains("best_of")) {
     std::optional<int64_t> best_of;
     if (auto e = GetInt(body, "best_of", 1, kMaxChoices, &best_of)) return e;

@@ -11,6 +11,7 @@
 
 #include "sampling/sampling_params.h"
 #include "server/api_error.h"
+#include "server/output_constraint.h"
 #include "tokenizer/chat_template.h"
 
 namespace forge::server {
@@ -48,6 +49,8 @@ struct CompletionRequest {
   // Chat: variables the template gets besides messages (chat_template_kwargs, e.g.
   // enable_thinking; reasoning_effort).
   std::vector<std::pair<std::string, jinja::Value>> template_variables;
+  // What the text must be (response_format, grammar, guided_*): GBNF; empty field: anything.
+  OutputConstraint constraint;
   // Fields Forge does not know: ignored (as OpenAI-compatible servers do), counted and logged.
   std::vector<std::string> ignored_fields;
 };
@@ -57,11 +60,13 @@ struct CompletionRequest {
 StatusOr<int32_t> TokenIdFromJson(const nlohmann::json& v, int64_t n_vocab,
                                   const std::string& field);
 
-// Parses a request body. A field sent as null is treated as absent. Errors are 400s naming the
-// field: not an object, a wrong type, a value out of range, a missing prompt/messages, and
-// features Forge knows but does not offer (tools, response_format other than text, functions,
-// ...). Unknown fields are listed in ignored_fields.
+// Parses a request body (raw_body: its text, when known, for the key order of a JSON schema). A
+// field sent as null is treated as absent. Errors are 400s naming the field: not an object, a
+// wrong type, a value out of range, a missing prompt/messages, an output constraint that cannot be
+// enforced (server/output_constraint.h), and features Forge knows but does not offer (tools,
+// functions, ...). Unknown fields are listed in ignored_fields.
 std::optional<ApiError> ParseCompletionRequest(const nlohmann::json& body, bool chat,
-                                               CompletionRequest* out);
+                                               CompletionRequest* out,
+                                               std::string_view raw_body = {});
 
 }  // namespace forge::server

@@ -21,6 +21,7 @@
 
 #include "base/status.h"
 #include "engine/engine.h"
+#include "grammar/grammar_cache.h"
 #include "server/http_session.h"
 #include "server/json_body.h"
 #include "server/metrics.h"
@@ -78,6 +79,7 @@ struct ServerContext {
   std::atomic<int64_t> connections{0};  // open connections
   std::atomic<const ServedModel*> model{nullptr};
   ServerMetrics metrics;
+  GrammarCache grammars;  // compiled output constraints, shared by requests that send the same
   std::atomic<int64_t> in_flight{0};  // completion requests submitted and not finished
   std::mutex live_mu;
   std::unordered_set<RequestId> live;  // their engine ids, cancelled at shutdown

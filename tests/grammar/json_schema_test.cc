@@ -170,12 +170,18 @@ TEST(JsonSchemaTest, ObjectsFollowPropertiesInOrderWithRequiredAndAdditional) {
 }
 
 TEST(JsonSchemaTest, WhitespaceIsBounded) {
+  // Between two tokens: nothing, one space, or a newline and up to 20 spaces or tabs.
   auto g = Compile(R"({"type":"array","items":{"type":"integer"}})");
-  const std::string ws20(20, ' '), ws21(21, ' ');
-  EXPECT_TRUE(Accepts(g, "[" + ws20 + "1," + ws20 + "2" + ws20 + "]"));
-  EXPECT_TRUE(Accepts(g, "[\n\t1 ,\r\n 2\n]"));
-  EXPECT_FALSE(Accepts(g, "[" + ws21 + "1]"));
-  EXPECT_FALSE(Accepts(g, " [1]"));  // the value starts the text
+  const std::string indent20 = "\n" + std::string(19, ' ') + "\t", indent21(21, ' ');
+  EXPECT_TRUE(Accepts(g, "[1,2]"));
+  EXPECT_TRUE(Accepts(g, "[ 1, 2 ]"));
+  EXPECT_TRUE(Accepts(g, "[" + indent20 + "1," + indent20 + "2\n]"));
+  EXPECT_TRUE(Accepts(g, "[\n\t1 ,\n 2\n]"));
+  EXPECT_FALSE(Accepts(g, "[\n" + indent21 + "1]"));
+  EXPECT_FALSE(Accepts(g, "[  1]"));     // two spaces
+  EXPECT_FALSE(Accepts(g, "[\n\n1]"));   // a blank line
+  EXPECT_FALSE(Accepts(g, "[1,\r\n2]"));  // carriage returns are not generated
+  EXPECT_FALSE(Accepts(g, " [1]"));      // the value starts the text
   EXPECT_FALSE(Accepts(g, "[1] "));
   JsonSchemaOptions compact;
   compact.max_whitespace = 0;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <numeric>
 #include <random>
 #include <set>
@@ -142,6 +143,80 @@ TEST(SamplerProcessTest, IgnoreEosMasksEosOnly) {
   const std::vector<int32_t> eos = {4};
   const SampleContext c{.prompt = kPrompt, .generated = kGenerated, .eos_ids = eos};
   ExpectOnlyChanged(Process(p, c), {{4, -INFINITY}});
+}
+
+TEST(SamplerProcessTest, AllowedSetMasksEverythingElseLast) {
+  // Tokens 1, 4 and 8 allowed; the bias on 4 still applies, and a ban stays a ban.
+  const std::vector<uint32_t> allowed = {(1u << 1) | (1u << 4) | (1u << 8)};
+  SamplingParams p;
+  p.logit_bias = {{4, 1.0f}, {8, -INFINITY}, {5, 2.0f}};
+  const SampleContext c{.prompt = kPrompt, .generated = kGenerated, .allowed = allowed};
+  std::map<int, float> want;
+  for (int t = 0; t < 10; ++t) want[t] = -INFINITY;
+  want[1] = kLogits[1];
+  want[4] = kLogits[4] + 1.0f;
+  ExpectOnlyChanged(Process(p, c), want);
+  // Too few words for the vocabulary: an error, not a read past the end.
+  Sampler s(40);
+  std::vector<float> logits(40, 0.0f);
+  EXPECT_FALSE(s.ProcessLogits(SamplingParams(), c, logits).ok());
+}
+
+TEST(SamplerProcessTest, OnlyEndAllowedLiftsTheEosMasks) {
+  // The grammar allows only its end (token 9): min_tokens and ignore_eos do not hold it back.
+  const std::vector<uint32_t> allowed = {1u << 9};
+  const std::vector<int32_t> eos = {9, 4};
+  SamplingParams p;
+  p.min_tokens = 50;
+  p.ignore_eos = true;
+  p.stop_token_ids = {8};
+  p.temperature = 0;
+  SampleContext c{.prompt = kPrompt, .generated = kGenerated, .eos_ids = eos, .allowed = allowed};
+  EXPECT_FALSE(Sampler(10).Sample(p, c, kLogits).ok());  // every token masked
+  c.only_end_allowed = true;
+  StatusOr<SampleResult> r = Sampler(10).Sample(p, c, kLogits);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->token, 9);
+}
+
+TEST(SamplerProcessTest, AllowedSetEqualsMaskingByHand) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal;
+  for (int trial = 0; trial < 200; ++trial) {
+    const int32_t n = 1 + static_cast<int32_t>(rng() % 300);
+    std::vector<float> logits(n);
+    for (float& l : logits) l = 2.0f * normal(rng);
+    std::vector<uint32_t> allowed((n + 31) / 32, 0);
+    const uint32_t density = 1 + rng() % 8;  // about 1/density of the tokens
+    for (int32_t t = 0; t < n; ++t) {
+      if (rng() % density == 0) allowed[t >> 5] |= 1u << (t & 31);
+    }
+    allowed[0] |= 1u;  // at least one
+    std::vector<float> masked = logits;
+    for (int32_t t = 0; t < n; ++t) {
+      if (!((allowed[t >> 5] >> (t & 31)) & 1)) masked[t] = -INFINITY;
+    }
+    SamplingParams p;
+    p.temperature = trial % 3 == 0 ? 0.0 : 0.7;
+    p.top_k = trial % 2 ? 5 : 0;
+    p.top_p = trial % 5 == 0 ? 0.8 : 1.0;
+    p.logprobs = true;
+    p.top_logprobs = 4;
+    p.seed = trial;
+    const SampleContext with{.prompt = kPrompt, .generated = kGenerated, .allowed = allowed};
+    const SampleContext without{.prompt = kPrompt, .generated = kGenerated};
+    Sampler s(n);
+    StatusOr<SampleResult> a = s.Sample(p, with, logits);
+    StatusOr<SampleResult> b = s.Sample(p, without, masked);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->token, b->token) << "trial " << trial;
+    EXPECT_TRUE((allowed[a->token >> 5] >> (a->token & 31)) & 1);
+    EXPECT_EQ(a->logprob, b->logprob);
+    ASSERT_EQ(a->top_logprobs.size(), b->top_logprobs.size());
+    for (size_t k = 0; k < a->top_logprobs.size(); ++k) {
+      EXPECT_EQ(a->top_logprobs[k].token, b->top_logprobs[k].token);
+    }
+  }
 }
 
 TEST(SamplerGreedyTest, ArgmaxTiesToLowestIdAfterProcessing) {

@@ -1,8 +1,9 @@
 // The Sample kernel against the CPU Sampler, token for token: vocabularies from 1 to 151936,
 // batches of 1 to 128 rows, logits with heavy ties, near-ties a few ulp apart, -inf entries, NaN
 // and +inf, every truncation (top_k, top_p, min_p and their combinations) at several
-// temperatures, logit_bias, penalties and masks as LogitEdits, logprobs with top alternatives,
-// and rows with a stride wider than the vocabulary. The rows and edits come from each request's
+// temperatures, logit_bias, penalties and masks as LogitEdits, grammars' allowed sets (bitmask
+// rows, dense to a single token), logprobs with top alternatives, and rows with a stride wider
+// than the vocabulary. The rows and edits come from each request's
 // SamplingParams through the engine's builder (engine/sample_rows.h).
 #include "backend/cuda/sample/sample_cuda.h"
 
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <sstream>
 #include <string>
@@ -108,10 +110,17 @@ struct Request {
   SamplingParams params;
   uint64_t request_id = 0;
   std::vector<int32_t> prompt, generated, eos;
+  std::vector<uint32_t> allowed;  // a grammar's allowed set (empty: none)
+  bool only_end = false;
   Kind kind = Kind::kNormal;
 
   SampleContext Context() const {
-    return {.request_id = request_id, .prompt = prompt, .generated = generated, .eos_ids = eos};
+    return {.request_id = request_id,
+            .prompt = prompt,
+            .generated = generated,
+            .eos_ids = eos,
+            .allowed = allowed,
+            .only_end_allowed = only_end};
   }
 };
 
@@ -123,6 +132,11 @@ std::string Describe(const Request& q) {
     << " rep=" << p.repetition_penalty << " pres=" << p.presence_penalty
     << " freq=" << p.frequency_penalty << " last_n=" << p.penalty_last_n
     << " min_tokens=" << p.min_tokens << " ignore_eos=" << p.ignore_eos
+    << " allowed=" << (q.allowed.empty() ? -1 : static_cast<int>(std::accumulate(
+                                                    q.allowed.begin(), q.allowed.end(), 0,
+                                                    [](int a, uint32_t w) {
+                                                      return a + __builtin_popcount(w);
+                                                    })))
     << " logprobs=" << p.logprobs << " top_logprobs=" << p.top_logprobs
     << " seed=" << p.seed.value_or(0) << " request=" << q.request_id
     << " position=" << q.Context().position();
@@ -179,6 +193,18 @@ Request MakeRequest(int r, int n, std::mt19937& rng, Kind kind) {
   }
   p.seed = (static_cast<uint64_t>(rng()) << 32) | rng();
   q.request_id = rng();
+  if (rng() % 3 == 0) {  // a grammar's allowed set: half, a few, or one token (maybe an end)
+    q.allowed.assign((n + 31) / 32, 0u);
+    const uint32_t densities[] = {2, 50, 0};
+    const uint32_t d = densities[rng() % 3];
+    for (int32_t t = 0; t < n && d != 0; ++t) {
+      if (rng() % d == 0) q.allowed[t >> 5] |= 1u << (t & 31);
+    }
+    const int32_t one = token();
+    q.allowed[one >> 5] |= 1u << (one & 31);
+    q.only_end = d == 0 && rng() % 2 == 0;
+    if (q.only_end) q.eos.push_back(one);
+  }
   return q;
 }
 
@@ -218,6 +244,14 @@ void RunAndCompare(const Batch& b, Counts* counts = nullptr) {
   const size_t row_bytes = sample_rows.size() * sizeof(SampleRow);
   const size_t edit_bytes = std::max<size_t>(1, edits.size()) * sizeof(LogitEdit);
   const size_t out_bytes = static_cast<size_t>(rows) * sizeof(SampleOut);
+  const size_t allowed_bytes = std::max<size_t>(1, built.allowed.size()) * sizeof(uint32_t);
+  auto d_allowed = cuda::DeviceAlloc(allowed_bytes);
+  ASSERT_TRUE(d_allowed.ok());
+  if (!built.allowed.empty()) {
+    ASSERT_TRUE(cuda::CopyToDevice(*d_allowed, built.allowed.data(),
+                                   built.allowed.size() * sizeof(uint32_t))
+                    .ok());
+  }
   auto d_logits = cuda::DeviceAlloc(logit_bytes);
   auto d_rows = cuda::DeviceAlloc(row_bytes);
   auto d_edits = cuda::DeviceAlloc(edit_bytes);
@@ -237,6 +271,9 @@ void RunAndCompare(const Batch& b, Counts* counts = nullptr) {
   p.rows = static_cast<const SampleRow*>(*d_rows);
   p.edits = static_cast<const LogitEdit*>(*d_edits);
   p.out = static_cast<SampleOut*>(*d_out);
+  p.allowed = static_cast<const uint32_t*>(*d_allowed);
+  p.allowed_words = built.allowed_words;
+  p.allowed_rows = built.allowed_rows();
   const Status st = cuda::sample_cuda(p);
   ASSERT_TRUE(st.ok()) << st.ToString();
   ASSERT_TRUE(cuda::DeviceSynchronize().ok());
@@ -248,6 +285,7 @@ void RunAndCompare(const Batch& b, Counts* counts = nullptr) {
   cuda::DeviceFree(*d_rows);
   cuda::DeviceFree(*d_edits);
   cuda::DeviceFree(*d_out);
+  cuda::DeviceFree(*d_allowed);
 
   Sampler sampler(n);
   int failures = 0;

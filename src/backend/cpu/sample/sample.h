@@ -8,7 +8,9 @@
 // draw's uniform comes from SamplingUniform(seed, request, position). Per row, in this order:
 //   1. edits: for each edit, l = logits[token] + bias (float); then in double d = l,
 //      d = repetition == 1 ? d : (d > 0 ? d / repetition : d * repetition), d -= subtract,
-//      l = float(d); l = -inf if mask. The row's logits become these processed logits (in place).
+//      l = float(d); l = -inf if mask. Then, for a row with an allowed set (allowed_row >= 0):
+//      l = -inf for every token whose bit in the row's bitmask is clear (a grammar's mask). The
+//      row's logits become these processed logits (in place).
 //   2. max and argmax (ties to the lowest id) of the processed logits; a NaN or +inf logit is
 //      error 1 (error_index: the lowest such index), every logit -inf is error 2.
 //   3. greedy: token = argmax. Otherwise weights w = ExpNonPositive((l - max) * inv_t) (float,
@@ -58,7 +60,8 @@ struct SampleRow {
   int32_t logprobs = 0;       // nonzero: logprob (and top_logprobs) in the output
   double u = 0.0;             // the draw's uniform in [0, 1)
   int32_t top_logprobs = 0;   // in [0, kSampleMaxTop]; needs logprobs
-  int32_t pad = 0;
+  // -1: every token allowed; else the row of SampleParams::allowed holding this row's bitmask.
+  int32_t allowed_row = -1;
 };
 
 struct SampleOut {
@@ -79,6 +82,11 @@ struct SampleParams {
   const SampleRow* rows = nullptr;   // [n_rows]
   const LogitEdit* edits = nullptr;  // as the rows index them
   SampleOut* out = nullptr;          // [n_rows]
+  // Bitmask rows of allowed_words uint32 each: bit (t % 32) of word t / 32 set when token t may
+  // be chosen (bits past n_vocab unused); rows name theirs by SampleRow::allowed_row.
+  const uint32_t* allowed = nullptr;
+  int64_t allowed_words = 0;  // >= ceil(n_vocab / 32) when any row has an allowed set
+  int64_t allowed_rows = 0;   // rows in allowed; a row naming one outside [0, allowed_rows) fails
 };
 
 // The reference: each row through the CPU Sampler's own steps (sampling/sampler.h).

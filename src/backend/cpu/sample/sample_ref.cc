@@ -30,6 +30,11 @@ Status sample_ref(const SampleParams& p) {
     return InvalidArgumentError("sample: n_vocab " + std::to_string(p.n_vocab) + ", row stride " +
                                 std::to_string(stride));
   }
+  if (p.allowed_rows > 0 && (p.allowed == nullptr || p.allowed_words * 32 < p.n_vocab)) {
+    return InvalidArgumentError("sample: allowed bitmask rows of " +
+                                std::to_string(p.allowed_words) + " words for n_vocab " +
+                                std::to_string(p.n_vocab));
+  }
   // One Sampler per thread and vocabulary size: it owns O(n_vocab) scratch.
   thread_local std::unique_ptr<Sampler> sampler;
   if (!sampler || sampler->n_vocab() != p.n_vocab) {
@@ -47,6 +52,19 @@ Status sample_ref(const SampleParams& p) {
                                std::to_string(edit.token) + " outside the vocabulary");
       }
       logits[edit.token] = ApplyEdit(logits[edit.token], edit);
+    }
+    if (row.allowed_row >= 0) {
+      if (row.allowed_row >= p.allowed_rows) {
+        return OutOfRangeError("sample row " + std::to_string(i) + ": allowed row " +
+                               std::to_string(row.allowed_row) + " of " +
+                               std::to_string(p.allowed_rows));
+      }
+      const uint32_t* bits = p.allowed + row.allowed_row * p.allowed_words;
+      for (int64_t t = 0; t < p.n_vocab; ++t) {
+        if (((bits[t >> 5] >> (t & 31)) & 1u) == 0) {
+          logits[t] = -std::numeric_limits<float>::infinity();
+        }
+      }
     }
     bool any_finite = false;
     for (int64_t t = 0; t < p.n_vocab; ++t) {

@@ -1,7 +1,9 @@
 // sample_cuda: one block of kThreads threads per row, no global scratch, no host synchronization.
 //
 // Per row, every pass a read of the row (L2 or HBM):
-//   edits: one thread per LogitEdit, in place.
+//   edits: one thread per LogitEdit, in place; then, for a row with an allowed set, one pass
+//          writing -inf over every token whose bit is clear (a row naming a bitmask row out of
+//          range gets every token masked: error 2).
 //   max:   one pass: argmax over OrderKeys packed with the id (ties to the lowest id), and the
 //          lowest NaN/+inf index. Greedy rows without logprobs end here.
 //   top_k: a histogram of "count buckets" (kCountScale buckets per unit of logit below the max,
@@ -535,7 +537,8 @@ __device__ int TopLogprobs(const Row& r, int want, Shared& sm) {
 
 __global__ void __launch_bounds__(kThreads, 1)
     sample_kernel(float* logits, int n, int64_t stride, const SampleRow* rows,
-                  const LogitEdit* edits, SampleOut* out) {
+                  const LogitEdit* edits, SampleOut* out, const uint32_t* allowed,
+                  int64_t allowed_words, int64_t allowed_rows) {
   __shared__ Shared sm;
   const int t = static_cast<int>(threadIdx.x);
   const int64_t row_index = blockIdx.x;
@@ -555,6 +558,14 @@ __global__ void __launch_bounds__(kThreads, 1)
     x[ed.token] = ed.mask != 0 ? -INFINITY : __double2float_rn(d);
   }
   __syncthreads();
+  if (row.allowed_row >= 0) {  // the same for the whole block
+    const bool valid = row.allowed_row < allowed_rows && allowed != nullptr;
+    const uint32_t* bits = allowed + (valid ? row.allowed_row * allowed_words : 0);
+    for (int i = t; i < n; i += kThreads) {  // a warp reads one word, writes 32 logits
+      if (!valid || ((bits[i >> 5] >> (i & 31)) & 1u) == 0) x[i] = -INFINITY;
+    }
+    __syncthreads();
+  }
 
   // 2. Max, argmax (ties to the lowest id) and the lowest NaN / +inf index, in one pass.
   unsigned long long best = 0;
@@ -665,8 +676,14 @@ Status sample_cuda(const SampleParams& p, cudaStream_t stream) {
   if (p.logits == nullptr || p.rows == nullptr || p.out == nullptr) {
     return InvalidArgumentError("sample_cuda: logits, rows and out must be set");
   }
+  if (p.allowed_rows > 0 && (p.allowed == nullptr || p.allowed_words * 32 < p.n_vocab)) {
+    return InvalidArgumentError("sample_cuda: allowed bitmask rows of " +
+                                std::to_string(p.allowed_words) + " words for n_vocab=" +
+                                std::to_string(p.n_vocab));
+  }
   sample_kernel<<<static_cast<unsigned>(p.n_rows), kThreads, 0, stream>>>(
-      p.logits, static_cast<int>(p.n_vocab), stride, p.rows, p.edits, p.out);
+      p.logits, static_cast<int>(p.n_vocab), stride, p.rows, p.edits, p.out, p.allowed,
+      p.allowed_words, p.allowed_rows);
   CUDA_RETURN_IF_LAUNCH_ERROR("sample_kernel");
   return Status::Ok();
 }

@@ -1,0 +1,22 @@
+// Constrained decoding through the engine on the CUDA backend: the same checks as the CPU's
+// (engine/engine_grammar_check.h) with the mask applied by the Sample kernel.
+#include "backend/cuda/cuda_backend.h"
+#include "engine/engine_grammar_check.h"
+
+namespace forge {
+namespace {
+
+TEST(CudaEngineGrammarTest, ConstrainedSamplesFollowTheirGrammars) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  auto backend = MakeCudaBackend();
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  auto model = Model::Load(testing::TestDataPath("models/stories260K.gguf"), backend->get(), {},
+                           {DType::kF32});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  auto tokenizer = Tokenizer::FromGguf((*model)->file());
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();
+  testing::ExpectConstrainedGeneration(**model, **tokenizer, /*batch_invariant=*/false);
+}
+
+}  // namespace
+}  // namespace forge
