@@ -1,7 +1,9 @@
 // libFuzzer target for the HTTP layer, no model needed: bytes as a client would send them go
 // through HttpParser (fed in pieces whose sizes the input picks), each whole request through
 // MatchRoute, and each JSON body through ParseJsonBody and ParseCompletionRequest (both the
-// completions and the chat shapes), every error rendered as the API renders it. Any crash, any
+// completions and the chat shapes; their output constraints and tools, whose schemas become
+// grammars), a body's "reply" text through the tool-call parser of every format (whole and
+// streamed in two pieces, which must agree), every error rendered as the API renders it. Any crash, any
 // exception (an invalid UTF-8 dump, a JSON type error), any hang or unbounded allocation is a bug.
 // Input: byte 0 sets the piece size (1..256), the rest is the connection's bytes.
 #include <cstddef>
@@ -14,6 +16,7 @@
 #include "server/http_parser.h"
 #include "server/json_body.h"
 #include "server/routes.h"
+#include "server/tool_calls.h"
 
 namespace {
 
@@ -48,6 +51,26 @@ void Handle(const forge::server::HttpRequest& req) {
   }
   if (body.is_object() && body.contains("tokens") && body["tokens"].is_array()) {
     for (const auto& t : body["tokens"]) (void)forge::server::TokenIdFromJson(t, 32000, "tokens");
+  }
+  if (body.is_object() && body.contains("reply") && body["reply"].is_string()) {
+    using forge::server::ToolCallFormat;
+    const std::string& reply = body["reply"].get_ref<const std::string&>();
+    std::vector<forge::server::ToolSpec> tools(2);
+    tools[0].name = "f";
+    tools[1].name = "get_weather";
+    for (ToolCallFormat f : {ToolCallFormat::kHermes, ToolCallFormat::kLlama31,
+                             ToolCallFormat::kMistral, ToolCallFormat::kGeneric}) {
+      const forge::server::ParsedReply whole = forge::server::ParseToolCalls(f, reply, tools, 1);
+      forge::server::ToolCallStream stream(f, tools, 1);
+      const size_t cut = reply.size() / 2;
+      auto a = stream.Feed(std::string_view(reply).substr(0, cut));
+      auto b = stream.Feed(std::string_view(reply).substr(cut));
+      auto c = stream.Finish();
+      if (a.content + b.content + c.content != whole.content ||
+          c.calls.size() != whole.calls.size()) {
+        __builtin_trap();  // the stream must give what the whole reply gives
+      }
+    }
   }
 }
 

@@ -10,7 +10,9 @@
 # scripts/load_gen.py --sweep SERVE_SWEEP (1,16,64,128) with SERVE_DURATION (30) s windows after
 # SERVE_WARMUP (10) s, 450-token prompts, 128 tokens each; serve-8b-<type>-<device>-<date>.{txt,json}
 # and the server's log (.log); SERVE_MAX_QUEUE (256) requests may wait (1024 for overload sweeps
-# such as SERVE_SWEEP=128,256,512). The server runs up to 128 sequences of a 1024-token context (the KV
+# such as SERVE_SWEEP=128,256,512); SERVE_JSON=1 runs the sweep again against the same server with
+# every request constrained to a JSON schema of its client's own (serve-8b-<type>-<device>-<date>-json).
+# The server runs up to 128 sequences of a 1024-token context (the KV
 # pool holds all of them: 128 x 1024 tokens, 16 GiB in F16 for the 8B shape), steps of up to
 # SERVE_BATCH_TOKENS (2048) tokens.
 # TP="1 2 4" (or TP_ONLY="..."; degrees up to the GPUs present): the all-reduce latency for one
@@ -84,6 +86,11 @@ PY
     python3 scripts/load_gen.py --port "$port" --sweep "${SERVE_SWEEP:-1,16,64,128}" \
       --duration "${SERVE_DURATION:-30}" --warmup "${SERVE_WARMUP:-10}" --prompt-tokens 450 \
       --max-tokens 128 --json "$OUT/$name.json" 2>&1 | tee "$OUT/$name.txt" || ok=0
+    if [ -n "${SERVE_JSON:-}" ]; then  # the same sweep, every request constrained by a schema
+      python3 scripts/load_gen.py --port "$port" --sweep "${SERVE_SWEEP:-1,16,64,128}" \
+        --duration "${SERVE_DURATION:-30}" --warmup "${SERVE_WARMUP:-10}" --prompt-tokens 450 \
+        --max-tokens 128 --json-schema --json "$OUT/$name-json.json" 2>&1 | tee "$OUT/$name-json.txt" || ok=0
+    fi
   else
     echo "serve ($1): the server did not come up; see $OUT/$name.log" >&2
   fi

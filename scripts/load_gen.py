@@ -33,7 +33,9 @@ hit rate and the device busy fraction are deltas of the server's /metrics counte
 window's edges (forge_prefix_cache_hits_total / forge_prefix_cache_queries_total, and
 forge_device_busy_seconds_total over forge_engine_stats_time_seconds: the engine's clock when it
 last updated its counters, so both deltas span the same steps). With --sweep the rows
-run one after another, each after the server is idle again.
+run one after another, each after the server is idle again. With --json-schema every request asks
+for JSON of a schema of its client's own (response_format json_schema; client_schema below), long
+enough that every reply runs to --max-tokens: constrained decoding under the same load.
 """
 import argparse
 import asyncio
@@ -164,10 +166,28 @@ async def scrape_metrics(cfg):
 # ---------------------------------------------------------------------------------------------
 # One streamed request.
 
-def request_body(cfg, prompt):
+def client_schema(index, max_tokens):
+    """A JSON schema of client `index`'s own (its property names differ from every other
+    client's), whose texts are long enough that a reply always runs to max_tokens: an object with
+    an array of at least max_tokens strings of 4 to 24 characters, and a nested record."""
+    return {"type": "object",
+            "properties": {f"items_{index}": {"type": "array", "minItems": max_tokens,
+                                              "items": {"type": "string", "minLength": 4,
+                                                        "maxLength": 24}},
+                           f"meta_{index}": {"type": "object",
+                                             "properties": {"id": {"type": "integer"},
+                                                            "ok": {"type": "boolean"}},
+                                             "required": ["id", "ok"]}},
+            "required": [f"items_{index}", f"meta_{index}"], "additionalProperties": False}
+
+
+def request_body(cfg, prompt, index=0):
     body = {"max_tokens": cfg["max_tokens"], "stream": True, "ignore_eos": True,
             "temperature": cfg["temperature"],
             "stream_options": {"include_usage": True}}
+    if cfg.get("json_schema"):
+        body["response_format"] = {"type": "json_schema", "json_schema": {
+            "name": f"client_{index}", "schema": client_schema(index, cfg["max_tokens"])}}
     if cfg["continuous_usage"]:
         body["stream_options"]["continuous_usage_stats"] = True
     if cfg.get("model"):
@@ -184,12 +204,12 @@ def new_record(start):
             "prompt_tokens": None, "failure": None}
 
 
-async def stream_request(cfg, prompt, rec):
+async def stream_request(cfg, prompt, rec, index=0):
     """Runs one streamed request, filling rec; raises ValueError naming what was wrong."""
     path = "/v1/chat/completions" if cfg["chat"] else "/v1/completions"
     reader, writer = await asyncio.open_connection(cfg["host"], cfg["port"])
     try:
-        writer.write(request_bytes(cfg, "POST", path, request_body(cfg, prompt)))
+        writer.write(request_bytes(cfg, "POST", path, request_body(cfg, prompt, index)))
         await writer.drain()
         status, headers = await read_head(reader)
         if status != 200:
@@ -246,7 +266,8 @@ async def client(cfg, index, records):
         rec = new_record(time.monotonic())
         records.append(rec)
         try:
-            await asyncio.wait_for(stream_request(cfg, prompt, rec), cfg["request_timeout"])
+            await asyncio.wait_for(stream_request(cfg, prompt, rec, index),
+                                   cfg["request_timeout"])
         except asyncio.TimeoutError:
             rec["failure"] = "timeout"
         except (OSError, ConnectionError, asyncio.IncompleteReadError) as e:
@@ -485,6 +506,9 @@ def main():
     ap.add_argument("--idle-timeout", type=float, default=120,
                     help="seconds to wait for the server to go idle before each row")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json-schema", action="store_true",
+                    help="every request asks for JSON of a schema of its client's own "
+                         "(response_format json_schema), long enough to run to --max-tokens")
     ap.add_argument("--json", default="", help="write the results here")
     args = ap.parse_args()
     counts = [int(x) for x in args.sweep.split(",") if x.strip()] if args.sweep else [args.clients]
@@ -495,6 +519,7 @@ def main():
     cfg = {"host": args.host, "port": args.port, "api_key": args.api_key,
            "chat": args.endpoint == "chat", "max_tokens": args.max_tokens,
            "temperature": args.temperature, "continuous_usage": not args.no_continuous_usage,
+           "json_schema": args.json_schema,
            "duration": args.duration, "warmup": args.warmup,
            "ramp": args.warmup / 2 if args.ramp is None else args.ramp,
            "procs_arg": args.procs, "request_timeout": args.request_timeout, "seed": args.seed,
@@ -524,7 +549,8 @@ def main():
     result = {"tool": "scripts/load_gen.py", "host": args.host, "port": args.port,
               "endpoint": args.endpoint, "model": cfg["model"],
               "prompt_tokens_target": args.prompt_tokens, "max_tokens": args.max_tokens,
-              "temperature": args.temperature, "duration_s": args.duration,
+              "temperature": args.temperature, "json_schema": args.json_schema,
+              "duration_s": args.duration,
               "warmup_s": args.warmup, "ramp_s": cfg["ramp"], "calibration": calibration,
               "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "rows": rows}
     if args.json:

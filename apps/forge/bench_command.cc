@@ -3,6 +3,7 @@
 // forge bench --attention: the CUDA attention kernels alone (decode TB/s, prefill TFLOP/s).
 // forge bench --gemv: the quantized decode GEMV and the fused quantized GEMM per weight format
 // (bench_gemv.cc).
+// forge bench --mask -m MODEL: constrained decoding's host work per token (bench_mask.cc).
 // forge bench --allreduce: the tensor-parallel all-reduce over N GPUs beside its floor
 // (bench_allreduce.cc).
 #include <cstdint>
@@ -33,6 +34,9 @@ namespace forge::cli {
 int RunGemvBench(const std::string& device, const std::string& json_path, int repetitions,
                  const std::vector<int>& gemm_rows,
                  const std::vector<std::pair<int64_t, int64_t>>& shapes);
+// bench_mask.cc: forge bench --mask -m MODEL (constrained decoding's host work per token).
+int RunMaskBench(const std::string& model_path, const std::string& schema_path, int generations,
+                 const std::string& json_path);
 // bench_allreduce.cc: forge bench --allreduce (tensor_parallel 0: every GPU; iterations 0: the
 // bench's default).
 int RunAllReduceBench(const std::string& device, const std::string& json_path, int tensor_parallel,
@@ -456,7 +460,9 @@ int RunAttention(const std::string& device, const std::string& json_path, int tr
 void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   struct Args {
     bool floor = false, batched = false, attention = false;
-    bool gemv = false, allreduce = false;
+    bool gemv = false, allreduce = false, mask = false;
+    std::string schema;
+    int generations = 40;
     std::vector<std::string> gemv_shapes;  // "NxK"
     ModelArgs m;
   };
@@ -482,6 +488,13 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
                 "T = 1 .. 2048) over N GPUs, op by op and in CUDA graphs, beside the ring floor "
                 "from the peer bandwidth measured now; --tensor-parallel N: over N GPUs "
                 "(default: all)");
+  cmd->add_flag("--mask", args->mask,
+                "With -m: time constrained decoding's host work per token (the grammar's token "
+                "mask, then advancing it) with the model's vocabulary over random generations of "
+                "a nested JSON schema (or --schema FILE): median and p99, cold and warm");
+  cmd->add_option("--schema", args->schema, "With --mask: a JSON schema file");
+  cmd->add_option("--generations", args->generations, "With --mask: random generations (40)")
+      ->check(CLI::Range(2, 100000));
   cmd->add_option("--device", args->m.device, "auto|cpu|cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd->add_option("--json", args->m.json, "Also write the results as JSON to this file");
@@ -531,6 +544,13 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
         return RunGemvBench(args->m.device, args->m.json, gemv_reps, gemm_rows, gemv_shapes);
       }
       if (args->attention) return RunAttention(args->m.device, args->m.json, attention_trials);
+      if (args->mask) {
+        if (args->m.path.empty()) {
+          std::fprintf(stderr, "forge bench: --mask needs -m MODEL (its vocabulary)\n");
+          return 2;
+        }
+        return RunMaskBench(args->m.path, args->schema, args->generations, args->m.json);
+      }
       if (!args->m.path.empty()) return args->batched ? RunBatched(args->m) : RunModel(args->m);
       if (!args->floor) {
         std::fprintf(stderr,

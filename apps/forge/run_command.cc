@@ -2,12 +2,15 @@
 // is produced; prompt and generation speeds go to stderr at the end.
 // forge run -m MODEL.gguf --prompts-file FILE: every line is a prompt; all run concurrently
 // through the engine (continuous batching) and each completion is printed with its index.
+// --grammar / --grammar-file (GBNF) and --json-schema / --json-schema-file constrain the text.
 #include <cstdio>
 #include <fstream>
+#include <sstream>
 
 #include "commands.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
+#include "grammar/json_schema.h"
 #include "model_flags.h"
 #include "progress_bar.h"
 #include "runtime/backends.h"
@@ -27,8 +30,42 @@ struct Args {
   int parallel = 16, batch_tokens = 512;
   int64_t kv_mb = 0;
   double gpu_memory_fraction = 0.9;
+  std::string grammar, grammar_file, json_schema, json_schema_file;
+  std::shared_ptr<const Grammar> compiled;  // from the four above
   ModelFlags model_flags;
 };
+
+// The grammar the flags give (null: none); an error names the flag.
+StatusOr<std::shared_ptr<const Grammar>> GrammarOf(const Args& a) {
+  auto read = [](const std::string& path) -> StatusOr<std::string> {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (!in) return NotFoundError("cannot read " + path);
+    return text.str();
+  };
+  std::string gbnf = a.grammar, schema = a.json_schema;
+  if (!a.grammar_file.empty()) {
+    ASSIGN_OR_RETURN(gbnf, read(a.grammar_file));
+  }
+  if (!a.json_schema_file.empty()) {
+    ASSIGN_OR_RETURN(schema, read(a.json_schema_file));
+  }
+  if (!gbnf.empty() && !schema.empty()) {
+    return InvalidArgumentError("give a grammar or a JSON schema, not both");
+  }
+  if (!schema.empty()) {
+    auto g = GrammarFromJsonSchema(schema);
+    if (!g.ok()) return g.status().WithContext("--json-schema");
+    return g;
+  }
+  if (!gbnf.empty()) {
+    auto g = Grammar::FromGbnf(gbnf);
+    if (!g.ok()) return g.status().WithContext("--grammar");
+    return g;
+  }
+  return std::shared_ptr<const Grammar>();
+}
 
 SamplingParams Params(const Args& a) {
   SamplingParams p;
@@ -51,6 +88,7 @@ int RunOne(const Args& a, Model& model, const Tokenizer& tokenizer) {
   GenerateRequest req;
   req.prompt = tokenizer.Encode(a.prompt, !a.no_special, /*parse_special=*/false);
   req.params = Params(a);
+  req.grammar = a.compiled;
   GeneratorOptions opt;
   opt.ctx_size = a.ctx;
   Generator gen(model, tokenizer, opt);
@@ -110,6 +148,7 @@ int RunMany(const Args& a, Model& model, const Tokenizer& tokenizer) {
     EngineRequest r;
     r.prompt_ids = tokenizer.Encode(prompts[i], !a.no_special, /*parse_special=*/false);
     r.params = Params(a);
+    r.grammar = a.compiled;
     if (!a.has_seed) r.params.seed.reset();  // the engine picks one per request
     r.on_event = [&outs, i](const RequestEvent& ev) {
       outs[i].text += ev.text;
@@ -184,6 +223,11 @@ void AddRunCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--gpu-memory-fraction", a->gpu_memory_fraction,
                   "With --prompts-file: fraction of the GPU's memory Forge may use in all "
                   "(weights, workspace, KV cache), in (0, 1]");
+  cmd->add_option("--grammar", a->grammar, "Constrain the text to this GBNF grammar");
+  cmd->add_option("--grammar-file", a->grammar_file, "Constrain the text to the GBNF grammar in FILE");
+  cmd->add_option("--json-schema", a->json_schema, "Constrain the text to JSON of this schema");
+  cmd->add_option("--json-schema-file", a->json_schema_file,
+                  "Constrain the text to JSON of the schema in FILE");
   AddModelFlags(cmd, &a->model_flags);
   auto* seed = cmd->add_option("--seed", a->seed, "Random seed");
   cmd->callback([a, runner, seed] {
@@ -193,6 +237,12 @@ void AddRunCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge run: give -p PROMPT or --prompts-file FILE\n");
         return 2;
       }
+      auto grammar = GrammarOf(*a);
+      if (!grammar.ok()) {
+        std::fprintf(stderr, "forge run: %s\n", grammar.status().ToString().c_str());
+        return 2;
+      }
+      a->compiled = *grammar;
       auto loaded = LoadModelOn(a->model, a->device, a->model_flags, StderrProgressBar("loading"));
       if (!loaded.ok()) {
         std::fprintf(stderr, "forge run: %s\n", loaded.status().ToString().c_str());

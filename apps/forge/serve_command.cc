@@ -159,6 +159,7 @@ int Serve(Args& a) {
   served.template_options.add_generation_prompt = true;
   // A template that writes "<think>" blocks belongs to a model that reasons before answering.
   served.reasoning = source.find("</think>") != std::string::npos;
+  served.tool_format = server::DetectToolCallFormat(source);
   if (vocab.Valid(vocab.bos)) {
     served.template_options.bos_token = (*tokenizer)->TokenToPiece(vocab.bos, true);
   }

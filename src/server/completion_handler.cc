@@ -46,6 +46,9 @@ struct Completion : std::enable_shared_from_this<Completion> {
   std::vector<SampleOutput> samples;
   // Per choice, for a model that reasons first: its text split into reasoning and answer.
   std::vector<ReasoningSplitter> splitters;
+  // Per choice, with tools: its answer split into content and tool calls as it streams.
+  std::vector<ToolCallStream> tool_streams;
+  bool tool_named = false;  // tool_choice named a function: finish_reason stays "stop"
   std::vector<Clock::time_point> last_token;  // per sample, for inter-token latency
   int32_t unfinished = 0;
   Status error;  // the first non-OK status of a sample
@@ -82,12 +85,30 @@ struct Completion : std::enable_shared_from_this<Completion> {
       ev.text = std::move(piece.content);
       reasoning = std::move(piece.reasoning);
     }
+    ChunkExtras extras;
+    if (!tool_streams.empty()) {
+      ToolCallStream& calls = tool_streams[ev.sample];
+      ToolCallStream::Delta d = calls.Feed(ev.text);
+      if (ev.finished) {
+        ToolCallStream::Delta last = calls.Finish();
+        d.content += last.content;
+        d.calls.insert(d.calls.end(), last.calls.begin(), last.calls.end());
+      }
+      ev.text = std::move(d.content);
+      extras.first_call_index = static_cast<int32_t>(s.tool_calls.size());
+      extras.calls = std::move(d.calls);
+      s.tool_calls.insert(s.tool_calls.end(), extras.calls.begin(), extras.calls.end());
+      s.tool_finish =
+          !s.tool_calls.empty() && !tool_named && ev.finished && ev.finish == FinishReason::kStop;
+      extras.tool_finish = s.tool_finish;
+    }
+    extras.reasoning = std::move(reasoning);
     if (stream) {
-      if (!ev.text.empty() || !reasoning.empty() || ev.finished ||
+      if (!ev.text.empty() || !extras.reasoning.empty() || !extras.calls.empty() || ev.finished ||
           (meta.logprobs && !ev.tokens.empty()) || (meta.chat && !s.started) ||
           (continuous_usage && !ev.tokens.empty())) {
         if (!(ev.finished && !ev.status.ok())) {
-          json chunk = ChunkJson(meta, ev, meta.chat && !s.started, include_usage, reasoning);
+          json chunk = ChunkJson(meta, ev, meta.chat && !s.started, include_usage, extras);
           if (continuous_usage) chunk["usage"] = UsageJson(prompt_tokens, generated, Cached());
           session->SendChunk(SseData(chunk));
           s.started = true;
@@ -95,7 +116,7 @@ struct Completion : std::enable_shared_from_this<Completion> {
       }
     } else {
       s.text += ev.text;
-      s.reasoning += reasoning;
+      s.reasoning += extras.reasoning;
     }
     s.tokens.insert(s.tokens.end(), ev.tokens.begin(), ev.tokens.end());
     if (meta.logprobs) s.logprobs.insert(s.logprobs.end(), ev.logprobs.begin(), ev.logprobs.end());
@@ -154,6 +175,47 @@ struct Completion : std::enable_shared_from_this<Completion> {
   }
 };
 
+// The tool-call format replies are read in: the template's, else Forge's generic one.
+ToolCallFormat EffectiveToolFormat(const ServedModel& model) {
+  return model.tool_format != ToolCallFormat::kNone ? model.tool_format : ToolCallFormat::kGeneric;
+}
+
+// Tool definitions and the history's tool calls reach the template as text: like a role, they may
+// not hold the text of a control token (no forged turn markers).
+std::optional<ApiError> CheckToolText(const Tokenizer& tok, const CompletionRequest& req) {
+  if (!req.tools.json_text.empty() && !tok.FindControlText(req.tools.json_text).empty()) {
+    return ApiError::InvalidRequest("'tools' holds the text of a control token", "tools");
+  }
+  for (const auto& [field, text] : req.tool_texts) {
+    if (!tok.FindControlText(text).empty()) {
+      return ApiError::InvalidRequest("'" + field + "' holds the text of a control token", field);
+    }
+  }
+  return std::nullopt;
+}
+
+// For a template without tools: the tools and Forge's generic call format in a system message
+// (the first message's, when it is one).
+std::vector<ChatMessage> WithGenericToolPrompt(const std::vector<ChatMessage>& messages,
+                                               const std::string& tools_json) {
+  const std::string text =
+      "You can call these functions (each given as {\"type\": \"function\", \"function\": "
+      "{name, description, parameters}}, parameters being a JSON schema of its arguments):\n" +
+      tools_json +
+      "\nTo call functions, reply with only this JSON and nothing else: {\"tool_calls\": "
+      "[{\"name\": <function name>, \"arguments\": <arguments object>}]}";
+  std::vector<ChatMessage> out = messages;
+  if (!out.empty() && out[0].role == "system") {
+    out[0].content += "\n\n" + text;
+  } else {
+    ChatMessage system;
+    system.role = "system";
+    system.content = text;
+    out.insert(out.begin(), std::move(system));
+  }
+  return out;
+}
+
 // The token ids of each prompt (chat: one, from the template), or an error naming the field.
 std::optional<ApiError> BuildPrompts(const ServedModel& model, const CompletionRequest& req,
                                      std::vector<std::vector<int32_t>>* prompts) {
@@ -161,8 +223,19 @@ std::optional<ApiError> BuildPrompts(const ServedModel& model, const CompletionR
   if (req.chat) {
     // Control-token text inside a message is text: only the template makes control tokens.
     ChatTemplateOptions opts = model.template_options;
+    std::vector<ChatMessage> with_tools;
+    const std::vector<ChatMessage>* messages = &req.messages;
+    if (auto e = CheckToolText(tok, req)) return e;
+    if (!req.tools.specs.empty()) {
+      if (model.tool_format != ToolCallFormat::kNone) {
+        opts.extra_variables.emplace_back("tools", req.tools.template_value);
+      } else {  // the template knows no tools: they are described in a system message
+        with_tools = WithGenericToolPrompt(req.messages, req.tools.json_text);
+        messages = &with_tools;
+      }
+    }
     for (const auto& kv : req.template_variables) opts.extra_variables.push_back(kv);
-    auto ids = EncodeChatPrompt(model.chat_template, tok, req.messages, opts);
+    auto ids = EncodeChatPrompt(model.chat_template, tok, *messages, opts);
     if (!ids.ok()) return ApiError::FromStatus(ids.status(), "messages");
     prompts->push_back(std::move(*ids));
   } else {
@@ -213,6 +286,25 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
                                        "' does not exist; this server has '" + model.name + "'"),
                          "model"),
                      true);
+  }
+  if (req.tools.active() && (req.tools.choice == ToolChoice::kRequired ||
+                             req.tools.choice == ToolChoice::kNamed)) {
+    // The reply must be a call: constrained to the format's call syntax and the tools' schemas.
+    if (!req.constraint.gbnf.empty()) {
+      const std::string what = "'tool_choice' that requires a call cannot be combined with '" +
+                               req.constraint.field + "'";
+      return SendError(ctx, *session, ApiError::InvalidRequest(what, "tool_choice"), true);
+    }
+    auto gbnf = ToolCallGbnf(
+        EffectiveToolFormat(model), req.tools.specs, req.tools.parallel,
+        req.tools.choice == ToolChoice::kNamed ? std::optional<std::string>(req.tools.named)
+                                               : std::nullopt);
+    if (!gbnf.ok()) {
+      return SendError(ctx, *session, ApiError::InvalidRequest(gbnf.status().message(), "tools"),
+                       true);
+    }
+    req.constraint.field = "tool_choice";
+    req.constraint.gbnf = std::move(*gbnf);
   }
   std::shared_ptr<const Grammar> grammar;
   if (!req.constraint.gbnf.empty()) {
@@ -315,6 +407,13 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
     const std::string end = model.tokenizer->Decode(
         std::span<const int32_t>(ids.data() + ids.size() - tail, tail), opt);
     c->splitters.assign(choices, ReasoningSplitter(PromptOpensReasoning(end)));
+  }
+  if (chat && req.tools.active()) {
+    c->tool_named = req.tools.choice == ToolChoice::kNamed;
+    const uint64_t seed = std::hash<std::string>{}(c->meta.id);
+    for (size_t i = 0; i < choices; ++i) {
+      c->tool_streams.emplace_back(EffectiveToolFormat(model), req.tools.specs, seed + i);
+    }
   }
   c->last_token.resize(choices);
   c->unfinished = static_cast<int32_t>(choices);

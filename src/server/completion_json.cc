@@ -60,6 +60,19 @@ json LogprobsJson(const ResponseMeta& meta, const std::vector<int32_t>& tokens,
   return {{"tokens", toks}, {"token_logprobs", lps}, {"top_logprobs", tops}};
 }
 
+// OpenAI's tool_calls list; in a stream's delta each entry has its index.
+json ToolCallsJson(const std::vector<ToolCall>& calls, int32_t first_index, bool indexed) {
+  json list = json::array();
+  for (size_t k = 0; k < calls.size(); ++k) {
+    json call = {{"id", calls[k].id},
+                 {"type", "function"},
+                 {"function", {{"name", calls[k].name}, {"arguments", calls[k].arguments}}}};
+    if (indexed) call["index"] = first_index + static_cast<int32_t>(k);
+    list.push_back(std::move(call));
+  }
+  return list;
+}
+
 json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& samples,
                   int64_t prompt_tokens, int64_t cached_tokens) {
   json choices = json::array();
@@ -69,10 +82,14 @@ json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& sam
     completion += s.completion_tokens;
     json c = {{"index", i},
               {"logprobs", LogprobsJson(meta, s.tokens, s.logprobs)},
-              {"finish_reason", FinishJson(s.finish)}};
+              {"finish_reason", s.tool_finish ? json("tool_calls") : FinishJson(s.finish)}};
     if (meta.chat) {
       c["message"] = {{"role", "assistant"}, {"content", s.text}};
       if (!s.reasoning.empty()) c["message"]["reasoning_content"] = s.reasoning;
+      if (!s.tool_calls.empty()) {
+        c["message"]["tool_calls"] = ToolCallsJson(s.tool_calls, 0, false);
+        if (s.text.empty()) c["message"]["content"] = nullptr;
+      }
     } else {
       c["text"] = s.text;
     }
@@ -85,15 +102,23 @@ json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& sam
 }
 
 json ChunkJson(const ResponseMeta& meta, const RequestEvent& ev, bool first, bool include_usage,
-               const std::string& reasoning) {
+               const ChunkExtras& extras) {
+  const std::string& reasoning = extras.reasoning;
+  json finish = nullptr;
+  if (ev.finished) finish = extras.tool_finish ? json("tool_calls") : FinishJson(ev.finish);
   json c = {{"index", ev.sample},
             {"logprobs", LogprobsJson(meta, ev.tokens, ev.logprobs)},
-            {"finish_reason", ev.finished ? FinishJson(ev.finish) : json(nullptr)}};
+            {"finish_reason", finish}};
   if (meta.chat) {
     json delta = json::object();
     if (first) delta["role"] = "assistant";
     if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
-    if (!ev.text.empty() || (!ev.finished && reasoning.empty())) delta["content"] = ev.text;
+    if (!ev.text.empty() || (!ev.finished && reasoning.empty() && extras.calls.empty())) {
+      delta["content"] = ev.text;
+    }
+    if (!extras.calls.empty()) {
+      delta["tool_calls"] = ToolCallsJson(extras.calls, extras.first_call_index, true);
+    }
     c["delta"] = delta;
   } else {
     c["text"] = ev.text;

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/request.h"
+#include "server/tool_calls.h"
 #include "tokenizer/tokenizer.h"
 
 namespace forge::server {
@@ -26,6 +27,8 @@ struct ResponseMeta {
 struct SampleOutput {
   std::string text;
   std::string reasoning;  // a reasoning model's reasoning (chat: message.reasoning_content)
+  std::vector<ToolCall> tool_calls;  // chat with tools: the calls parsed from the reply
+  bool tool_finish = false;          // finish_reason "tool_calls" (auto / required, with calls)
   std::vector<int32_t> tokens;
   std::vector<SampleResult> logprobs;
   FinishReason finish = FinishReason::kNone;
@@ -45,10 +48,16 @@ nlohmann::json LogprobsJson(const ResponseMeta& meta, const std::vector<int32_t>
 // The whole non-streaming response.
 nlohmann::json ResponseJson(const ResponseMeta& meta, const std::vector<SampleOutput>& samples,
                             int64_t prompt_tokens, int64_t cached_tokens);
+// What a chat chunk carries besides the event's text.
+struct ChunkExtras {
+  std::string reasoning;         // the delta's reasoning_content
+  std::vector<ToolCall> calls;   // the delta's tool_calls (whole calls)
+  int32_t first_call_index = 0;  // the choice's index of calls[0]
+  bool tool_finish = false;      // finish_reason "tool_calls" instead of the event's
+};
 // One streamed choice chunk for an event (with include_usage, "usage": null).
-// With `reasoning` (chat): the delta's reasoning_content.
 nlohmann::json ChunkJson(const ResponseMeta& meta, const RequestEvent& event, bool first,
-                         bool include_usage, const std::string& reasoning = "");
+                         bool include_usage, const ChunkExtras& extras = {});
 // The final usage chunk (choices []).
 nlohmann::json UsageChunkJson(const ResponseMeta& meta, int64_t prompt_tokens,
                               int64_t completion_tokens, int64_t cached_tokens);

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "server/jinja_json.h"
+
 namespace forge::server {
 namespace {
 
@@ -49,6 +51,9 @@ const std::set<std::string>& KnownFields() {
                                           "guided_grammar",
                                           "structured_outputs",
                                           "guided_decoding_backend",
+                                          "tools",
+                                          "tool_choice",
+                                          "parallel_tool_calls",
                                           "store",
                                           "metadata",
                                           "service_tier",
@@ -60,8 +65,8 @@ const std::set<std::string>& KnownFields() {
 // Features that change the answer and that Forge does not offer: refused, never ignored.
 const std::set<std::string>& UnsupportedFields() {
   static const std::set<std::string> k = {
-      "tools",      "tool_choice", "functions",  "function_call",     "parallel_tool_calls",
-      "audio",      "modalities",  "prediction", "web_search_options", "guided_whitespace_pattern"};
+      "functions", "function_call", "audio", "modalities", "prediction", "web_search_options",
+      "guided_whitespace_pattern"};
   return k;
 }
 
@@ -166,9 +171,11 @@ std::optional<ApiError> ParseMessages(const json& m, CompletionRequest* out) {
     } else if (content != m[i].end() && !content->is_null()) {
       return Bad(field + ".content", "expected a string or a list of text parts");
     }
+    if (auto e = ParseMessageToolFields(m[i], field, &msg, &out->tool_texts)) return e;
     for (const auto& [key, value] : m[i].items()) {
       if (value.is_null()) continue;
-      if (key != "role" && key != "content" && key != "name") {
+      if (key != "role" && key != "content" && key != "name" && key != "tool_calls" &&
+          key != "tool_call_id") {
         return ApiError::FromStatus(
             UnimplementedError("'" + field + "." + key + "' is not supported"), field + "." + key);
       }
@@ -209,34 +216,6 @@ std::optional<ApiError> ParseLogitBias(const json& b, SamplingParams* p) {
   return std::nullopt;
 }
 
-// A JSON value as the template sees it (depth bounded by the body's limit).
-jinja::Value JinjaFromJson(const json& v) {
-  switch (v.type()) {
-    case json::value_t::null:
-      return jinja::Value::None();
-    case json::value_t::boolean:
-      return jinja::Value::Bool(v.get<bool>());
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return jinja::Value::Int(v.get<int64_t>());
-    case json::value_t::number_float:
-      return jinja::Value::Float(v.get<double>());
-    case json::value_t::string:
-      return jinja::Value::String(v.get<std::string>());
-    case json::value_t::array: {
-      jinja::ValueList items;
-      for (const json& x : v) items.push_back(JinjaFromJson(x));
-      return jinja::Value::List(std::move(items));
-    }
-    case json::value_t::object: {
-      jinja::ValueMap map;
-      for (const auto& [k, x] : v.items()) map.Set(k, JinjaFromJson(x));
-      return jinja::Value::Map(std::move(map));
-    }
-    default:
-      return jinja::Value::None();
-  }
-}
 
 }  // namespace
 
@@ -290,8 +269,12 @@ std::optional<ApiError> ParseCompletionRequest(const json& raw, bool chat, Compl
   } else if (body.contains("echo")) {
     return Bad("echo", "is a field of /v1/completions");
   }
-  for (const char* f : {"chat_template_kwargs", "reasoning_effort"}) {
+  for (const char* f : {"chat_template_kwargs", "reasoning_effort", "tools", "tool_choice",
+                        "parallel_tool_calls"}) {
     if (body.contains(f) && !chat) return Bad(f, "is a field of /v1/chat/completions");
+  }
+  if (chat) {
+    if (auto e = ParseRequestTools(body, raw_body, &out->tools)) return e;
   }
   if (body.contains("chat_template_kwargs")) {
     const json& kw = body["chat_template_kwargs"];

@@ -12,6 +12,7 @@
 #include "sampling/sampling_params.h"
 #include "server/api_error.h"
 #include "server/output_constraint.h"
+#include "server/tool_request.h"
 #include "tokenizer/chat_template.h"
 
 namespace forge::server {
@@ -51,6 +52,11 @@ struct CompletionRequest {
   std::vector<std::pair<std::string, jinja::Value>> template_variables;
   // What the text must be (response_format, grammar, guided_*): GBNF; empty field: anything.
   OutputConstraint constraint;
+  // Chat: the tools the model may call (tools, tool_choice, parallel_tool_calls).
+  RequestTools tools;
+  // The history's tool-call text that reaches the template (names, ids, arguments), by field:
+  // checked for control-token text once the tokenizer is known.
+  std::vector<std::pair<std::string, std::string>> tool_texts;
   // Fields Forge does not know: ignored (as OpenAI-compatible servers do), counted and logged.
   std::vector<std::string> ignored_fields;
 };
@@ -63,8 +69,8 @@ StatusOr<int32_t> TokenIdFromJson(const nlohmann::json& v, int64_t n_vocab,
 // Parses a request body (raw_body: its text, when known, for the key order of a JSON schema). A
 // field sent as null is treated as absent. Errors are 400s naming the field: not an object, a
 // wrong type, a value out of range, a missing prompt/messages, an output constraint that cannot be
-// enforced (server/output_constraint.h), and features Forge knows but does not offer (tools,
-// functions, ...). Unknown fields are listed in ignored_fields.
+// enforced (server/output_constraint.h), bad tools (server/tool_request.h), and features Forge
+// knows but does not offer (functions, audio, ...). Unknown fields are listed in ignored_fields.
 std::optional<ApiError> ParseCompletionRequest(const nlohmann::json& body, bool chat,
                                                CompletionRequest* out,
                                                std::string_view raw_body = {});

@@ -25,6 +25,7 @@
 #include "server/http_session.h"
 #include "server/json_body.h"
 #include "server/metrics.h"
+#include "server/tool_calls.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
 
@@ -59,6 +60,9 @@ struct ServedModel {
   ChatTemplateOptions template_options;  // bos/eos tokens, add_generation_prompt
   // The template writes "<think>" blocks: chat answers split them into reasoning_content.
   bool reasoning = false;
+  // How the template asks the model to call tools (kNone: it knows no tools; Forge then
+  // describes them in a system message and reads replies in its generic format).
+  ToolCallFormat tool_format = ToolCallFormat::kNone;
 
   // Whether a request's "model" names this model (empty: the served model).
   bool Answers(const std::string& model) const {

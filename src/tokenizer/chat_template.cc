@@ -27,6 +27,22 @@ StatusOr<std::string> ChatTemplate::Apply(const std::vector<ChatMessage>& messag
     jinja::ValueMap map;
     map.Set("role", jinja::Value::String(m.role));
     map.Set("content", jinja::Value::String(m.content));
+    if (!m.name.empty()) map.Set("name", jinja::Value::String(m.name));
+    if (!m.tool_call_id.empty()) map.Set("tool_call_id", jinja::Value::String(m.tool_call_id));
+    if (!m.tool_calls.empty()) {
+      jinja::ValueList calls;
+      for (const ChatToolCall& c : m.tool_calls) {
+        jinja::ValueMap function;
+        function.Set("name", jinja::Value::String(c.name));
+        function.Set("arguments", c.arguments);
+        jinja::ValueMap call;
+        call.Set("id", jinja::Value::String(c.id));
+        call.Set("type", jinja::Value::String("function"));
+        call.Set("function", jinja::Value::Map(std::move(function)));
+        calls.push_back(jinja::Value::Map(std::move(call)));
+      }
+      map.Set("tool_calls", jinja::Value::List(std::move(calls)));
+    }
     list.push_back(jinja::Value::Map(std::move(map)));
   }
   std::vector<std::pair<std::string, jinja::Value>> vars;

@@ -20,9 +20,23 @@ namespace jinja {
 struct Template;
 }
 
+// A tool call of an assistant message in the history, as templates read it (HF's convention:
+// tool_call.function.arguments is the arguments object, not its JSON text).
+struct ChatToolCall {
+  std::string id;
+  std::string name;
+  jinja::Value arguments;  // a map
+};
+
 struct ChatMessage {
-  std::string role;  // "system", "user", "assistant", ...
+  std::string role;  // "system", "user", "assistant", "tool", ...
   std::string content;
+  // Given to the template only when set: the speaker's name, the call a "tool" message answers,
+  // an assistant message's tool calls ({"id", "type": "function", "function": {"name",
+  // "arguments"}} each).
+  std::string name = {};
+  std::string tool_call_id = {};
+  std::vector<ChatToolCall> tool_calls = {};
 };
 
 struct ChatTemplateOptions {
@@ -44,8 +58,9 @@ class ChatTemplate {
   static StatusOr<ChatTemplate> Parse(std::string_view source);
 
   // Renders the conversation as HF's apply_chat_template does: the variables are `messages`
-  // (a list of {"role", "content"} dicts), `add_generation_prompt`, `bos_token`, `eos_token`,
-  // `tools` and `documents` (both none), then opts.extra_variables. A raise_exception("msg") in
+  // (a list of {"role", "content"} dicts, with "name", "tool_call_id" and "tool_calls" where
+  // set), `add_generation_prompt`, `bos_token`, `eos_token`, `tools` and `documents` (both none),
+  // then opts.extra_variables (a `tools` list there replaces the none). A raise_exception("msg") in
   // the template returns InvalidArgument with exactly "msg"; other errors name the line.
   StatusOr<std::string> Apply(const std::vector<ChatMessage>& messages,
                               const ChatTemplateOptions& opts) const;

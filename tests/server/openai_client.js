@@ -31,12 +31,48 @@ async function main() {
   });
   let rejected = null;
   try {
-    await client.chat.completions.create(
-        {model, messages: [{role: 'user', content: 'hi'}], tools: [{type: 'function',
-          function: {name: 'f', parameters: {type: 'object', properties: {}}}}]});
+    await client.chat.completions.create({model, messages: [{role: 'user', content: 'hi'}],
+      functions: [{name: 'f', parameters: {type: 'object', properties: {}}}]});
   } catch (e) {
     rejected = {status: e.status, param: e.param};
   }
+  // Structured output: JSON of a schema, as the client asks for it.
+  const person = await client.chat.completions.create({
+    model,
+    messages: [{role: 'user', content: 'Describe a person.'}],
+    max_tokens: 100,
+    temperature: 0.7,
+    seed: 1,
+    response_format: {type: 'json_schema', json_schema: {name: 'person', strict: true, schema: {
+      type: 'object', additionalProperties: false, required: ['name', 'age'],
+      properties: {name: {type: 'string', maxLength: 8}, age: {type: 'integer', minimum: 0,
+        maximum: 99}}}}},
+  });
+  // Tools: a call the model must make, then the conversation with its result.
+  const tools = [{type: 'function', function: {name: 'get_weather', description: 'Weather now',
+    parameters: {type: 'object', required: ['city'], properties: {city: {type: 'string',
+      maxLength: 12}, unit: {enum: ['c', 'f']}}}}}];
+  const messages = [{role: 'user', content: 'What is the weather in Paris?'}];
+  const call = await client.chat.completions.create({model, messages, tools, max_tokens: 200,
+    temperature: 0.7, seed: 2, tool_choice: 'required', parallel_tool_calls: false});
+  const callMessage = call.choices[0].message;
+  let streamedCall = null;
+  const callStream = await client.chat.completions.create({model, messages, tools,
+    max_tokens: 200, temperature: 0.7, seed: 2, tool_choice: 'required', parallel_tool_calls: false,
+    stream: true});
+  for await (const chunk of callStream) {
+    for (const c of chunk.choices) {
+      for (const d of (c.delta.tool_calls || [])) {
+        streamedCall = streamedCall || {id: '', name: '', arguments: ''};
+        if (d.id) streamedCall.id = d.id;
+        if (d.function && d.function.name) streamedCall.name += d.function.name;
+        if (d.function && d.function.arguments) streamedCall.arguments += d.function.arguments;
+      }
+    }
+  }
+  const second = await client.chat.completions.create({model, tools, max_tokens: 8,
+    temperature: 0, messages: [...messages, callMessage,
+      {role: 'tool', tool_call_id: callMessage.tool_calls[0].id, content: '{"temp": 21}'}]});
   console.log(JSON.stringify({
     model,
     completion_text: completion.choices[0].text,
@@ -45,6 +81,12 @@ async function main() {
     streamed_text: streamed,
     stream_usage: usage,
     rejected,
+    person: {content: person.choices[0].message.content,
+      finish: person.choices[0].finish_reason},
+    call: {finish: call.choices[0].finish_reason, content: callMessage.content,
+      tool_calls: callMessage.tool_calls},
+    streamed_call: streamedCall,
+    second_finish: second.choices[0].finish_reason,
   }));
 }
 

@@ -50,7 +50,7 @@ TEST_F(ServerCompatTest, NullFieldsAreAbsentAndUnknownOnesIgnored) {
   HttpResult m = Http("GET", server_.url("/metrics"));
   EXPECT_EQ(MetricValue(m.body, "forge_request_ignored_fields_total"), 2) << m.body;
   // Known features Forge does not offer are refused by name.
-  for (const char* f : {"tools", "functions", "parallel_tool_calls"}) {
+  for (const char* f : {"functions", "function_call", "audio"}) {
     json b = {{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {f, json::array({1})}};
     json e = Post(server_, "/v1/chat/completions", b, 400);
     EXPECT_EQ(e["error"]["param"], f);

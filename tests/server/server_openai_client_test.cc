@@ -45,7 +45,36 @@ TEST(ServerOpenAiClientTest, OfficialClientWorks) {
   EXPECT_EQ(j["streamed_text"], j["chat_text"]);
   EXPECT_EQ(j["stream_usage"]["completion_tokens"], 12);
   EXPECT_EQ(j["rejected"]["status"], 400);
-  EXPECT_EQ(j["rejected"]["param"], "tools");
+  EXPECT_EQ(j["rejected"]["param"], "functions");
+  // JSON of the schema (the grammar's end reached, or a valid prefix when cut).
+  const std::string person = j["person"]["content"];
+  if (j["person"]["finish"] == "stop") {
+    nlohmann::json p = nlohmann::json::parse(person, nullptr, false);
+    ASSERT_TRUE(p.is_object()) << person;
+    EXPECT_TRUE(p["name"].is_string() && p["name"].get<std::string>().size() <= 8) << person;
+    EXPECT_TRUE(p["age"].is_number_integer() && p["age"] >= 0 && p["age"] <= 99) << person;
+    EXPECT_EQ(p.size(), 2u) << person;
+  } else {
+    EXPECT_EQ(j["person"]["finish"], "length");
+  }
+  // tool_choice required: a call of the tool, its arguments valid for its schema.
+  ASSERT_EQ(j["call"]["tool_calls"].size(), 1u) << out;
+  const nlohmann::json& call = j["call"]["tool_calls"][0];
+  EXPECT_EQ(call["type"], "function");
+  EXPECT_EQ(call["function"]["name"], "get_weather");
+  EXPECT_EQ(call["id"].get<std::string>().rfind("call_", 0), 0u);
+  nlohmann::json args = nlohmann::json::parse(call["function"]["arguments"].get<std::string>(),
+                                              nullptr, false);
+  ASSERT_TRUE(args.is_object()) << call;
+  EXPECT_TRUE(args["city"].is_string()) << args;
+  if (args.contains("unit")) EXPECT_TRUE(args["unit"] == "c" || args["unit"] == "f") << args;
+  EXPECT_EQ(j["call"]["finish"], "tool_calls");
+  EXPECT_TRUE(j["call"]["content"].is_null()) << j["call"];
+  // The stream's deltas add up to the same call (same seed).
+  EXPECT_EQ(j["streamed_call"]["name"], "get_weather");
+  EXPECT_EQ(j["streamed_call"]["arguments"], call["function"]["arguments"]);
+  // The call and its result back in the history: the conversation goes on.
+  EXPECT_TRUE(j["second_finish"] == "length" || j["second_finish"] == "stop") << out;
 }
 
 }  // namespace
