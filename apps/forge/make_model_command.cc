@@ -82,7 +82,9 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_flag("--peaked", args->peaked, "Peaked output distributions (peak 20)");
   cmd->add_option("--peak", args->peak, "Peaked outputs with this target logit (0: off)");
   cmd->add_option("--vocab", args->vocab, "Synthetic vocabulary: spm, llama3 or qwen2");
-  cmd->add_option("--vocab-from", args->vocab_from, "Copy the tokenizer of this GGUF");
+  cmd->add_option("--vocab-from", args->vocab_from,
+                  "Copy the tokenizer of this file: a GGUF, or a Hugging Face tokenizer.json "
+                  "(with its tokenizer_config.json beside it)");
   cmd->add_flag("--dry-run", args->dry_run, "Print the tensor plan; write nothing");
   cmd->callback([=] {
     *runner = [=]() -> int {

@@ -43,7 +43,9 @@ struct ModelSpec {
   // while the others stay about N(0, 1).
   float peak = 0.0f;
   VocabKind vocab = VocabKind::kSpm;
-  std::string vocab_from;  // a GGUF whose tokenizer.* keys are copied (sets n_vocab)
+  // A GGUF whose tokenizer.* keys are copied, or a Hugging Face tokenizer.json imported as such
+  // keys (sets n_vocab).
+  std::string vocab_from;
   uint64_t seed = 1;
   int threads = 0;  // 0: every hardware thread
 };

@@ -1,9 +1,11 @@
-// Generated SentencePiece and byte-level BPE vocabularies, and copying another file's tokenizer.
+// Generated SentencePiece and byte-level BPE vocabularies, and copying another file's tokenizer
+// (a GGUF's tokenizer.* keys, or a Hugging Face tokenizer.json imported as such keys).
 #include "modelgen/synthetic_vocab.h"
 
 #include <cstdio>
 
 #include "gguf/gguf_file.h"
+#include "modelgen/hf_tokenizer.h"
 
 namespace forge {
 namespace {
@@ -194,6 +196,11 @@ MetadataList SyntheticVocab(VocabKind kind, int64_t n_vocab) {
 }
 
 StatusOr<CopiedVocab> ReadVocabFrom(const std::string& path) {
+  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) {
+    auto hf = ReadHfTokenizer(path);
+    if (!hf.ok()) return hf.status().WithContext("--vocab-from");
+    return hf;
+  }
   auto file = GgufFile::Open(path);
   if (!file.ok()) return file.status().WithContext("--vocab-from");
   CopiedVocab v;

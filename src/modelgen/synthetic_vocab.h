@@ -1,5 +1,6 @@
 // Vocabularies for synthetic models: a generated SentencePiece or byte-level BPE vocabulary of
-// any size, or every tokenizer.* key copied from another GGUF file.
+// any size, or every tokenizer.* key copied from another GGUF file or imported from a Hugging
+// Face tokenizer.json.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +27,8 @@ using MetadataList = std::vector<std::pair<std::string, GgufValue>>;
 // Requires: n_vocab >= 3 (kSpm) or >= 264 (BPE).
 MetadataList SyntheticVocab(VocabKind kind, int64_t n_vocab);
 
-// Every tokenizer.* key of the GGUF at path, and its token count.
+// Every tokenizer.* key of the GGUF at path, and its token count; a path ending in ".json" is a
+// Hugging Face tokenizer.json, imported by ReadHfTokenizer (modelgen/hf_tokenizer.h).
 struct CopiedVocab {
   MetadataList keys;
   int64_t n_vocab = 0;
