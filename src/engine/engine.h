@@ -135,6 +135,11 @@ class Engine {
   std::vector<float> fork_row_;  // [n_vocab] the logits row of a request that forks
   SampleRows sample_rows_;
   std::vector<uint32_t> mask_;  // [ceil(n_vocab / 32)] one constrained sample's allowed set
+  // One step's constrained samples (indices of its sampled rows), their allowed sets and the
+  // contexts pointing at them.
+  std::vector<size_t> constrained_;
+  std::vector<std::vector<uint32_t>> masks_;
+  std::vector<SampleContext> mask_contexts_;
   std::vector<SampleOut> sample_out_;
   int64_t step_gen_tokens_ = 0;
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <thread>
 
+#include "base/thread_pool.h"
 #include "engine/constrained_sample.h"
 #include "engine/engine.h"
 #include "engine/kv_block_copy.h"
@@ -170,15 +171,42 @@ void Engine::ProcessOutputs(const StepPlan& plan) {
     }
     ++row;
     Pending p{r, owner.sample, !r->forked, Status::Ok()};
-    if (!p.fork) {
-      // A constrained sample's allowed set is computed here, while the forward runs on a device.
-      SampleContext ctx = ContextOf(r, owner.sample);
-      if (r->grammar) p.error = ConstrainContext(r, owner.sample, &ctx);
-      if (p.error.ok()) p.error = sample_rows_.Append(r->params, ctx, n_vocab_);
-    }
-    if (p.fork || !p.error.ok()) sample_rows_.AppendIdle();
+    if (!p.fork && r->grammar) constrained_.push_back(pending.size());
     pending.push_back(std::move(p));
   }
+  // The constrained samples' allowed sets, computed while the forward runs on a device, on the
+  // host's threads (each sample has a matcher of its own; matchers of one grammar share its
+  // automaton, which is locked).
+  const int64_t n_constrained = static_cast<int64_t>(constrained_.size());
+  if (static_cast<int64_t>(masks_.size()) < n_constrained) masks_.resize(n_constrained);
+  mask_contexts_.assign(n_constrained, SampleContext{});
+  auto fill = [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j) {
+      Pending& p = pending[constrained_[j]];
+      p.error = ConstrainSample(*p.request->samples[p.sample].matcher, *p.request->grammar_vocab,
+                                n_vocab_, &masks_[j], &mask_contexts_[j]);
+    }
+  };
+  if (n_constrained > 1) {
+    ThreadPool::Global().ParallelFor(n_constrained, fill);
+  } else {
+    fill(0, n_constrained);
+  }
+  size_t next = 0;  // the next constrained sample
+  for (size_t i = 0; i < pending.size(); ++i) {
+    Pending& p = pending[i];
+    if (!p.fork) {
+      SampleContext ctx = ContextOf(p.request, p.sample);
+      if (next < constrained_.size() && constrained_[next] == i) {
+        ctx.allowed = mask_contexts_[next].allowed;
+        ctx.only_end_allowed = mask_contexts_[next].only_end_allowed;
+        ++next;
+      }
+      if (p.error.ok()) p.error = sample_rows_.Append(p.request->params, ctx, n_vocab_);
+    }
+    if (p.fork || !p.error.ok()) sample_rows_.AppendIdle();
+  }
+  constrained_.clear();
   model_.backend().MarkBusyBegin();  // the sampling's device work, after the rows are built
   const Status sampled = model_.Sample(sample_rows_.rows, sample_rows_.edits, &sample_out_,
                                        sample_rows_.allowed, sample_rows_.allowed_words);
