@@ -11,7 +11,8 @@
 # SERVE_WARMUP (10) s, 450-token prompts, 128 tokens each; serve-8b-<type>-<device>-<date>.{txt,json}
 # and the server's log (.log); SERVE_MAX_QUEUE (256) requests may wait (1024 for overload sweeps
 # such as SERVE_SWEEP=128,256,512); SERVE_JSON=1 runs the sweep again against the same server with
-# every request constrained to a JSON schema of its client's own (serve-8b-<type>-<device>-<date>-json).
+# every request constrained to a JSON schema of its client's own (serve-8b-<type>-<device>-<date>-json;
+# SERVE_JSON_STRINGS=free: its strings unbounded instead of 4 to 24 characters).
 # The server runs up to 128 sequences of a 1024-token context (the KV
 # pool holds all of them: 128 x 1024 tokens, 16 GiB in F16 for the 8B shape), steps of up to
 # SERVE_BATCH_TOKENS (2048) tokens.
@@ -89,7 +90,8 @@ PY
     if [ -n "${SERVE_JSON:-}" ]; then  # the same sweep, every request constrained by a schema
       python3 scripts/load_gen.py --port "$port" --sweep "${SERVE_SWEEP:-1,16,64,128}" \
         --duration "${SERVE_DURATION:-30}" --warmup "${SERVE_WARMUP:-10}" --prompt-tokens 450 \
-        --max-tokens 128 --json-schema --json "$OUT/$name-json.json" 2>&1 | tee "$OUT/$name-json.txt" || ok=0
+        --max-tokens 128 --json-schema "${SERVE_JSON_STRINGS:-bounded}" --json "$OUT/$name-json.json" \
+        2>&1 | tee "$OUT/$name-json.txt" || ok=0
     fi
   else
     echo "serve ($1): the server did not come up; see $OUT/$name.log" >&2

@@ -166,14 +166,16 @@ async def scrape_metrics(cfg):
 # ---------------------------------------------------------------------------------------------
 # One streamed request.
 
-def client_schema(index, max_tokens):
+def client_schema(index, max_tokens, strings="bounded"):
     """A JSON schema of client `index`'s own (its property names differ from every other
     client's), whose texts are long enough that a reply always runs to max_tokens: an object with
-    an array of at least max_tokens strings of 4 to 24 characters, and a nested record."""
+    an array of at least max_tokens strings (bounded: of 4 to 24 characters; free: any), and a
+    nested record."""
+    item = ({"type": "string", "minLength": 4, "maxLength": 24} if strings == "bounded"
+            else {"type": "string"})
     return {"type": "object",
             "properties": {f"items_{index}": {"type": "array", "minItems": max_tokens,
-                                              "items": {"type": "string", "minLength": 4,
-                                                        "maxLength": 24}},
+                                              "items": item},
                            f"meta_{index}": {"type": "object",
                                              "properties": {"id": {"type": "integer"},
                                                             "ok": {"type": "boolean"}},
@@ -187,7 +189,8 @@ def request_body(cfg, prompt, index=0):
             "stream_options": {"include_usage": True}}
     if cfg.get("json_schema"):
         body["response_format"] = {"type": "json_schema", "json_schema": {
-            "name": f"client_{index}", "schema": client_schema(index, cfg["max_tokens"])}}
+            "name": f"client_{index}",
+            "schema": client_schema(index, cfg["max_tokens"], cfg["json_schema"])}}
     if cfg["continuous_usage"]:
         body["stream_options"]["continuous_usage_stats"] = True
     if cfg.get("model"):
@@ -506,9 +509,12 @@ def main():
     ap.add_argument("--idle-timeout", type=float, default=120,
                     help="seconds to wait for the server to go idle before each row")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--json-schema", action="store_true",
+    ap.add_argument("--json-schema", nargs="?", const="bounded", default="",
+                    choices=("bounded", "free"),
                     help="every request asks for JSON of a schema of its client's own "
-                         "(response_format json_schema), long enough to run to --max-tokens")
+                         "(response_format json_schema), long enough to run to --max-tokens: an "
+                         "array of strings of 4 to 24 characters (bounded, the default) or of "
+                         "any length (free)")
     ap.add_argument("--json", default="", help="write the results here")
     args = ap.parse_args()
     counts = [int(x) for x in args.sweep.split(",") if x.strip()] if args.sweep else [args.clients]
