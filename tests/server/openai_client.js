@@ -1,9 +1,11 @@
 // Drives `forge serve` with the official `openai` npm client (server_openai_client_test.cc):
-// node openai_client.js PORT API_KEY. Prints one JSON line of results; exits 1 on any error.
-const OpenAI = require('openai');
+// node openai_client.js PORT API_KEY [MODULE]: MODULE is the package to load ("openai", the 4.x
+// line, or "openai-latest"). Prints one JSON line of results; exits 1 on any error.
+const [port, apiKey, moduleName] = process.argv.slice(2);
+const loaded = require(moduleName || 'openai');
+const OpenAI = loaded.OpenAI || loaded.default || loaded;
 
 async function main() {
-  const [port, apiKey] = process.argv.slice(2);
   const client = new OpenAI({baseURL: `http://127.0.0.1:${port}/v1`, apiKey, maxRetries: 0});
   const models = await client.models.list();
   const model = models.data[0].id;

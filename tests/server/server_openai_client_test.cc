@@ -1,5 +1,7 @@
-// The official `openai` npm client against `forge serve` (skipped unless the package was
-// installed: `npm install openai@4` in <build>/node, or FORGE_OPENAI_NODE_MODULES).
+// The official `openai` npm client against `forge serve`, the 4.x line ("openai") and the latest
+// ("openai-latest", an npm alias), each skipped unless installed (scripts/setup.sh installs both
+// in <build>/node; or FORGE_OPENAI_NODE_MODULES): completions, chat, streaming, an error, JSON of
+// a schema, and a tool call that goes back into the conversation.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -21,16 +23,20 @@ std::string NodeModules() {
       .string();
 }
 
-TEST(ServerOpenAiClientTest, OfficialClientWorks) {
+class ServerOpenAiClientTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ServerOpenAiClientTest, OfficialClientWorks) {
   const std::string modules = NodeModules();
-  if (!std::filesystem::exists(modules + "/openai") || std::system("node --version >/dev/null 2>&1")) {
-    GTEST_SKIP() << "no node or no openai package in " << modules;
+  const std::string package = GetParam();
+  if (!std::filesystem::exists(modules + "/" + package) ||
+      std::system("node --version >/dev/null 2>&1")) {
+    GTEST_SKIP() << "no node or no " << package << " package in " << modules;
   }
   ServerProcess server("--api-key k123");
   ASSERT_TRUE(server.ok());
   const std::string cmd = "NODE_PATH=" + modules + " node " FORGE_SOURCE_DIR
                           "/tests/server/openai_client.js " + std::to_string(server.port()) +
-                          " k123 2>&1";
+                          " k123 " + package + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
@@ -76,6 +82,12 @@ TEST(ServerOpenAiClientTest, OfficialClientWorks) {
   // The call and its result back in the history: the conversation goes on.
   EXPECT_TRUE(j["second_finish"] == "length" || j["second_finish"] == "stop") << out;
 }
+
+INSTANTIATE_TEST_SUITE_P(Packages, ServerOpenAiClientTest,
+                         ::testing::Values("openai", "openai-latest"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param == "openai" ? std::string("v4") : std::string("latest");
+                         });
 
 }  // namespace
 }  // namespace forge::testing
