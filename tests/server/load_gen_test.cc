@@ -102,6 +102,16 @@ TEST(LoadGenTest, SweepAndChatRowsAreCleanAndFailuresAreReported) {
   EXPECT_EQ(chat.result["calibration"]["method"], "probe requests");
   ExpectHealthyRow(chat.result["rows"][0], kMaxTokens, 120, /*unique=*/false);
 
+  // Every request constrained by a schema of its client's own: each still runs to max_tokens.
+  for (const char* strings : {"bounded", "free"}) {
+    LoadGenRun json_rows = LoadGen(server, std::string("--clients 2 --warmup 0.3 --duration 1") +
+                                               common + " --json-schema " + strings);
+    EXPECT_EQ(json_rows.rc, 0) << json_rows.output;
+    ASSERT_TRUE(json_rows.result.is_object()) << json_rows.output;
+    EXPECT_EQ(json_rows.result["json_schema"], strings);
+    ExpectHealthyRow(json_rows.result["rows"][0], kMaxTokens, kPromptTokens);
+  }
+
   // Prompt + max_tokens beyond the context: every request is refused, and that is a failure.
   LoadGenRun refused = LoadGen(server,
                                "--clients 2 --warmup 0.2 --duration 0.5 --prompt-tokens 48 "
