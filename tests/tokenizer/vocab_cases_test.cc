@@ -9,50 +9,10 @@
 #include "gguf/gguf_file.h"
 #include "support/test_env.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_test_util.h"
 
 namespace forge {
 namespace {
-
-constexpr std::string_view kSeparator = "\n__ggml_vocab_test__\n";
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// Cases of an .inp file (SOURCE.md): split on the separator; text after the last separator is a
-// case only when non-empty (gemma-4's last case has no trailing separator).
-std::vector<std::string> ReadCases(const std::string& path) {
-  const std::string data = ReadFile(path);
-  std::vector<std::string> cases;
-  size_t pos = 0;
-  while (true) {
-    const size_t sep = data.find(kSeparator, pos);
-    if (sep == std::string::npos) {
-      if (pos < data.size()) cases.push_back(data.substr(pos));
-      break;
-    }
-    cases.push_back(data.substr(pos, sep - pos));
-    pos = sep + kSeparator.size();
-  }
-  return cases;
-}
-
-std::vector<std::vector<TokenId>> ReadExpected(const std::string& path) {
-  std::vector<std::vector<TokenId>> out;
-  std::istringstream in(ReadFile(path));
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream ls(line);
-    std::vector<TokenId> ids;
-    long v;
-    while (ls >> v) ids.push_back(static_cast<TokenId>(v));
-    out.push_back(std::move(ids));
-  }
-  return out;
-}
 
 std::string Escape(std::string_view s) {
   std::string out;
@@ -68,15 +28,6 @@ std::string Escape(std::string_view s) {
   return out;
 }
 
-std::string Join(const std::vector<TokenId>& ids) {
-  std::string s;
-  for (TokenId id : ids) {
-    s.push_back(' ');
-    s += std::to_string(id);
-  }
-  return s;
-}
-
 // Every vocab that has .inp/.out upstream; those without a .gguf here are skipped with the reason.
 const char* const kVocabs[] = {"bert-bge",  "command-r", "deepseek-coder", "deepseek-llm",
                                "falcon",    "gemma-4",   "gpt-2",          "llama-bpe",
@@ -86,7 +37,8 @@ const char* const kVocabs[] = {"bert-bge",  "command-r", "deepseek-coder", "deep
 class VocabCasesTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(VocabCasesTest, EncodesEveryCase) {
-  const std::string base = testing::TestDataDir() + "/vocab/ggml-vocab-" + GetParam() + ".gguf";
+  const std::string relative = std::string("vocab/ggml-vocab-") + GetParam() + ".gguf";
+  const std::string base = testing::TestDataDir() + "/" + relative;
   ASSERT_TRUE(testing::FileExists(base + ".inp")) << base << ".inp";
   if (!testing::FileExists(base)) {
     GTEST_SKIP() << base << " is not in the test data (upstream file over 4 MB)";
@@ -95,8 +47,8 @@ TEST_P(VocabCasesTest, EncodesEveryCase) {
   ASSERT_TRUE(file.ok()) << file.status().ToString();
   auto tok = Tokenizer::FromGguf(**file);
   ASSERT_TRUE(tok.ok()) << tok.status().ToString();
-  const std::vector<std::string> cases = ReadCases(base + ".inp");
-  const std::vector<std::vector<TokenId>> expected = ReadExpected(base + ".out");
+  const std::vector<std::string> cases = testing::ReadVocabCases(relative + ".inp");
+  const std::vector<std::vector<TokenId>> expected = testing::ReadVocabExpected(relative + ".out");
   ASSERT_EQ(cases.size(), expected.size()) << "cases in .inp vs lines in .out";
   ASSERT_GT(cases.size(), 0u);
   size_t passed = 0;
@@ -107,7 +59,7 @@ TEST_P(VocabCasesTest, EncodesEveryCase) {
       ++passed;
     } else {
       ADD_FAILURE() << GetParam() << " case " << i << " '" << Escape(cases[i]) << "'\n  expected"
-                    << Join(expected[i]) << "\n  got     " << Join(got);
+                    << testing::JoinIds(expected[i]) << "\n  got     " << testing::JoinIds(got);
     }
   }
   std::printf("[ vocab    ] %-15s %zu/%zu cases match\n", GetParam(), passed, cases.size());
