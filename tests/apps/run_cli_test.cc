@@ -84,6 +84,47 @@ TEST_F(RunCliTest, ChatAnswersEachLineThroughATemplate) {
   EXPECT_GT(r.out.size(), 2u);
 }
 
+// --grammar / --json-schema (and their file forms): the text is a sentence of the grammar, for one
+// prompt and for a prompts file through the engine; a bad grammar or schema is a one-line error.
+TEST_F(RunCliTest, GrammarAndSchemaConstrainTheText) {
+  auto r = RunForge("run -m '" + model_ + "' -p 'Once upon a time' -n 30 --temp 1 --seed 3 " +
+                        "--device cpu --grammar 'root ::= (\"yes\" | \"no\") \" \" [0-9]{2}'",
+                    dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_GE(r.out.size(), 6u) << r.out;
+  const std::string text = r.out.substr(0, r.out.size() - 1);  // the newline forge run adds
+  EXPECT_TRUE(text.size() == 5 || text.size() == 6) << text;
+  EXPECT_TRUE(text.rfind("yes ", 0) == 0 || text.rfind("no ", 0) == 0) << text;
+  EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(text[text.size() - 1])) &&
+              std::isdigit(static_cast<unsigned char>(text[text.size() - 2])))
+      << text;
+
+  std::ofstream(dir_ + "/schema.json")
+      << R"({"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]})";
+  std::ofstream(dir_ + "/prompts.txt") << "Once upon a time\nThe little dog\n";
+  r = RunForge("run -m '" + model_ + "' --prompts-file '" + dir_ + "/prompts.txt' -n 100 " +
+                   "--temp 1 --seed 4 --device cpu --json-schema-file '" + dir_ + "/schema.json'",
+               dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* prompt : {"[0] Once upon a time", "[1] The little dog"}) {
+    const size_t at = r.out.find(prompt);
+    ASSERT_NE(at, std::string::npos) << r.out;
+    const size_t begin = at + std::string(prompt).size();
+    const std::string reply = r.out.substr(begin, r.out.find('\n', begin) - begin);
+    const nlohmann::json j = nlohmann::json::parse(reply, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << reply;
+    EXPECT_TRUE(j["n"].is_number_integer()) << reply;
+  }
+
+  const std::string bad_schema = R"('{"type":"string","contentEncoding":1}')";
+  for (const std::string& flag :
+       {std::string("--grammar 'root ::= ('"), "--json-schema " + bad_schema}) {
+    r = RunForge("run -m '" + model_ + "' -p 'Hi' -n 4 --device cpu " + flag, dir_);
+    EXPECT_NE(r.exit_code, 0) << flag;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
 TEST_F(RunCliTest, ErrorsAreOneLineAndNonZero) {
   struct Case {
     std::string model, extra, expect;

@@ -137,7 +137,9 @@ TEST(GeneratorTest, GrammarConstrainsLikeTheEngine) {
   std::vector<int32_t> tokens;
   for (RequestEvent ev; h->events->Next(&ev);) {
     tokens.insert(tokens.end(), ev.tokens.begin(), ev.tokens.end());
-    if (ev.finished) EXPECT_TRUE(ev.status.ok()) << ev.status.ToString();
+    if (ev.finished) {
+      EXPECT_TRUE(ev.status.ok()) << ev.status.ToString();
+    }
   }
   EXPECT_EQ(a->tokens, tokens);
   EXPECT_EQ(a->finish, FinishReason::kStop) << a->text;

@@ -114,7 +114,9 @@ TEST_F(ServerCompletionTest, ContinuousUsageStatsCountEveryToken) {
     // Without include_usage it changes nothing (as in vLLM).
     req["stream_options"] = {{"continuous_usage_stats", true}};
     for (const std::string& e : SseEvents(Http("POST", server_.url(path), req.dump(), "-N").body)) {
-      if (e != "[DONE]") EXPECT_FALSE(json::parse(e).contains("usage")) << e;
+      if (e != "[DONE]") {
+        EXPECT_FALSE(json::parse(e).contains("usage")) << e;
+      }
     }
   }
 }

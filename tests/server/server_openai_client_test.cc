@@ -73,7 +73,9 @@ TEST_P(ServerOpenAiClientTest, OfficialClientWorks) {
                                               nullptr, false);
   ASSERT_TRUE(args.is_object()) << call;
   EXPECT_TRUE(args["city"].is_string()) << args;
-  if (args.contains("unit")) EXPECT_TRUE(args["unit"] == "c" || args["unit"] == "f") << args;
+  if (args.contains("unit")) {
+    EXPECT_TRUE(args["unit"] == "c" || args["unit"] == "f") << args;
+  }
   EXPECT_EQ(j["call"]["finish"], "tool_calls");
   EXPECT_TRUE(j["call"]["content"].is_null()) << j["call"];
   // The stream's deltas add up to the same call (same seed).

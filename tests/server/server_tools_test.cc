@@ -42,7 +42,9 @@ void ExpectValidArguments(const std::string& name, const std::string& arguments)
   if (name == "get_weather") {
     ASSERT_TRUE(args.contains("city") && args["city"].is_string()) << arguments;
     EXPECT_LE(args["city"].get<std::string>().size(), 10u) << arguments;
-    if (args.contains("unit")) EXPECT_TRUE(args["unit"] == "c" || args["unit"] == "f");
+    if (args.contains("unit")) {
+      EXPECT_TRUE(args["unit"] == "c" || args["unit"] == "f") << arguments;
+    }
   } else {
     ASSERT_EQ(name, "add");
     EXPECT_TRUE(args["a"].is_number_integer() && args["b"].is_number_integer()) << arguments;
