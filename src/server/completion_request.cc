@@ -249,7 +249,16 @@ std::optional<ApiError> ParseCompletionRequest(const json& raw, bool chat, Compl
     }
     body[key] = value;
   }
-  if (auto e = ParseOutputConstraint(body, raw_body, &out->constraint)) return e;
+  // The body in the client's key order, parsed once when a schema or tools need it (the raw body
+  // passed the same bounds when it was parsed the first time).
+  nlohmann::ordered_json ordered;
+  bool keyed = false;
+  for (const char* f : kConstraintFields) keyed |= body.contains(f);
+  if (!raw_body.empty() && (keyed || body.contains("tools"))) {
+    ordered = nlohmann::ordered_json::parse(raw_body, nullptr, false);
+  }
+  const nlohmann::ordered_json* ordered_body = ordered.is_object() ? &ordered : nullptr;
+  if (auto e = ParseOutputConstraint(body, ordered_body, &out->constraint)) return e;
   if (body.contains("best_of")) {
     std::optional<int64_t> best_of;
     if (auto e = GetInt(body, "best_of", 1, kMaxChoices, &best_of)) return e;
@@ -274,7 +283,7 @@ std::optional<ApiError> ParseCompletionRequest(const json& raw, bool chat, Compl
     if (body.contains(f) && !chat) return Bad(f, "is a field of /v1/chat/completions");
   }
   if (chat) {
-    if (auto e = ParseRequestTools(body, raw_body, &out->tools)) return e;
+    if (auto e = ParseRequestTools(body, ordered_body, &out->tools)) return e;
   }
   if (body.contains("chat_template_kwargs")) {
     const json& kw = body["chat_template_kwargs"];

@@ -21,11 +21,11 @@ ApiError Bad(const std::string& field, const std::string& what) {
   return ApiError::InvalidRequest("'" + field + "': " + what, field);
 }
 
-// Where the request's fields are read from: the parsed body, and its raw text for what needs the
-// client's key order (a schema's "properties" order is the order of the output's keys).
+// Where the request's fields are read from: the parsed body, and the same body in the client's
+// key order for what needs it (a schema's "properties" order is the order of the output's keys).
 struct Source {
   const json& body;
-  std::string_view raw;
+  const ordered_json* ordered;  // null: not known
 };
 
 std::optional<ApiError> FromOrderedSchema(const std::string& field, const ordered_json& schema,
@@ -53,13 +53,9 @@ std::optional<ApiError> FromSchema(const Source& src, const std::string& field,
     if (ordered.is_discarded()) return Bad(field, "the schema text is not JSON");
     return FromOrderedSchema(field, ordered, out);
   }
-  if (!src.raw.empty()) {
-    // The raw body passed the same bounds when it was parsed the first time.
-    auto whole = ordered_json::parse(src.raw, nullptr, false);
+  if (src.ordered != nullptr) {
     const auto ptr = ordered_json::json_pointer(pointer);
-    if (!whole.is_discarded() && whole.contains(ptr)) {
-      return FromOrderedSchema(field, whole.at(ptr), out);
-    }
+    if (src.ordered->contains(ptr)) return FromOrderedSchema(field, src.ordered->at(ptr), out);
   }
   return FromOrderedSchema(field, ordered_json::parse(value.dump()), out);
 }
@@ -169,10 +165,10 @@ std::optional<ApiError> FromStructuredOutputs(const Source& src, OutputConstrain
 
 }  // namespace
 
-std::optional<ApiError> ParseOutputConstraint(const json& body, std::string_view raw_body,
+std::optional<ApiError> ParseOutputConstraint(const json& body, const ordered_json* ordered_body,
                                               OutputConstraint* out) {
   *out = OutputConstraint{};
-  const Source src{body, raw_body};
+  const Source src{body, ordered_body};
   for (const char* f : kConstraintFields) {
     auto it = body.find(f);
     if (it == body.end() || it->is_null()) continue;

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "server/api_error.h"
 
@@ -25,12 +25,14 @@ inline constexpr const char* kConstraintFields[] = {
     "response_format", "grammar",       "json_schema",    "guided_json",
     "guided_regex",    "guided_choice", "guided_grammar", "structured_outputs"};
 
-// Reads the constraint fields of a request body (null fields already removed); raw_body, when
-// given, is its text, read again for a schema's key order (else keys come sorted). Errors are
+// Reads the constraint fields of a request body (null fields already removed); ordered_body, when
+// given, is the same body parsed in the client's key order, where a schema is read (else keys come
+// sorted). Errors are
 // 400s naming the field: a wrong shape, two constraints at once, a JSON schema with a keyword
 // Forge cannot enforce (named), an unsupported regular expression. The GBNF itself is checked
 // when it is compiled (grammar/grammar.h).
 std::optional<ApiError> ParseOutputConstraint(const nlohmann::json& body,
-                                              std::string_view raw_body, OutputConstraint* out);
+                                              const nlohmann::ordered_json* ordered_body,
+                                              OutputConstraint* out);
 
 }  // namespace forge::server

@@ -26,7 +26,7 @@ bool ValidName(const std::string& name) {
 
 }  // namespace
 
-std::optional<ApiError> ParseRequestTools(const json& body, std::string_view raw_body,
+std::optional<ApiError> ParseRequestTools(const json& body, const ordered_json* ordered_body,
                                           RequestTools* out) {
   *out = RequestTools{};
   auto tools = body.find("tools");
@@ -37,11 +37,8 @@ std::optional<ApiError> ParseRequestTools(const json& body, std::string_view raw
     }
     // The same list in the client's key order (schemas' properties keep their order).
     ordered_json ordered;
-    if (!raw_body.empty()) {
-      ordered_json whole = ordered_json::parse(raw_body, nullptr, false);
-      if (!whole.is_discarded() && whole.is_object() && whole.contains("tools")) {
-        ordered = whole["tools"];
-      }
+    if (ordered_body != nullptr && ordered_body->contains("tools")) {
+      ordered = (*ordered_body)["tools"];
     }
     if (!ordered.is_array() || ordered.size() != tools->size()) {
       ordered = ordered_json::parse(tools->dump());

@@ -32,11 +32,13 @@ struct RequestTools {
   bool active() const { return !specs.empty() && choice != ToolChoice::kNone; }
 };
 
-// Reads tools, tool_choice and parallel_tool_calls (null fields already removed); raw_body, when
-// given, is the body's text, read again for the key order of the tools' schemas. Errors are 400s
+// Reads tools, tool_choice and parallel_tool_calls (null fields already removed); ordered_body,
+// when given, is the same body in the client's key order, where the tools' schemas are read.
+// Errors are 400s
 // naming the field: a tool without a function name (or one of [A-Za-z0-9_-]{1,64}), two tools of
 // one name, more than kMaxTools, a tool_choice naming no tool, tool_choice without tools.
-std::optional<ApiError> ParseRequestTools(const nlohmann::json& body, std::string_view raw_body,
+std::optional<ApiError> ParseRequestTools(const nlohmann::json& body,
+                                          const nlohmann::ordered_json* ordered_body,
                                           RequestTools* out);
 
 // A history message's tool_calls ([{"id", "type": "function", "function": {"name",
