@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "base/utf8.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/detokenizer.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace {
 

@@ -49,6 +49,7 @@ from abuse_support import (  # noqa: E402 (the script's own folder is on sys.pat
     CHATS, Closed, Conn, HOSTILE_TIMEOUT, MAX_TOKENS, PROMPTS, REPO, VALID_TIMEOUT, answer_text,
     chat_body, completion_body, die, find_forge, find_model, health_probe, outcome_of,
     print_summary, request_bytes, sse_text, start_server)
+from server_load_test import parse_metrics  # noqa: E402 (the values of a /metrics page)
 
 
 class Abuse:
@@ -135,20 +136,15 @@ class Abuse:
             c.close()
 
     def references(self):
-        for i in range(len(PROMPTS)):
-            body = json.dumps(completion_body(i))
-            status, _, resp = self.exchange(request_bytes("POST", "/v1/completions", body),
-                                            VALID_TIMEOUT)
-            if status != 200:
-                raise RuntimeError("reference completion: %d %s" % (status, resp[:300]))
-            self.refs[("completion", i)] = answer_text(resp, False)
-        for i in range(len(CHATS)):
-            body = json.dumps(chat_body(i))
-            status, _, resp = self.exchange(request_bytes("POST", "/v1/chat/completions", body),
-                                            VALID_TIMEOUT)
-            if status != 200:
-                raise RuntimeError("reference chat: %d %s" % (status, resp[:300]))
-            self.refs[("chat", i)] = answer_text(resp, True)
+        for kind, count, body_of, path in (
+                ("completion", len(PROMPTS), completion_body, "/v1/completions"),
+                ("chat", len(CHATS), chat_body, "/v1/chat/completions")):
+            for i in range(count):
+                status, _, resp = self.exchange(
+                    request_bytes("POST", path, json.dumps(body_of(i))), VALID_TIMEOUT)
+                if status != 200:
+                    raise RuntimeError("reference %s: %d %s" % (kind, status, resp[:300]))
+                self.refs[(kind, i)] = answer_text(resp, kind == "chat")
 
     # -- valid requests (their answers are checked)
     def valid_request(self, cls, rng, stream=False, half_close=False, expect=False):
@@ -516,15 +512,7 @@ class Abuse:
             text = r.read().decode()
         finally:
             conn.close()
-        values = {}
-        for line in text.splitlines():
-            if line and not line.startswith("#"):
-                name, _, value = line.rpartition(" ")
-                try:
-                    values[name] = float(value)
-                except ValueError:
-                    pass
-        return values
+        return parse_metrics(text)
 
     def drain(self, timeout=60.0):
         """Waits until nothing runs or waits and the KV blocks are given back; returns

@@ -20,12 +20,7 @@
 # step's message sizes (forge bench --allreduce over the most GPUs), then for each format in
 # TP_TYPES (default: f16 q4_k_m) pp512 / tg128 and the batched sweep at each tensor-parallel
 # degree: bench-8b-<type>-tp<N>-... and batched-8b-<type>-tp<N>-...
-set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/forge-out}
-mkdir -p "$OUT"
-BIN=$PWD/.gpu/bin
-export LD_LIBRARY_PATH=$BIN:${LD_LIBRARY_PATH:-}
+. "$(dirname "$0")/gpu_env.sh"
 DEV=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | awk '{print tolower($2)}')
 DAY=$(date +%F)
 MODELS=${MODELS:-/tmp/forge-models}
@@ -33,7 +28,6 @@ mkdir -p "$MODELS"
 rc=0
 [ -n "${SERVE_ONLY:-}" ] && SERVE=1 && TYPES=" " && SKIP_KERNELS=1 && SKIP_FLOOR=1
 [ -n "${TP_ONLY:-}" ] && TP=$TP_ONLY && TYPES=" " && SKIP_KERNELS=1 && SKIP_FLOOR=1
-export NCCL_NVLS_ENABLE=0  # NVLink multicast stays off
 [ -n "${SKIP_FLOOR:-}" ] || "$BIN/forge" bench --floor --device cuda --json "$OUT/floor-$DEV-$DAY.json" | tee "$OUT/floor-$DEV-$DAY.txt" || rc=1
 [ -n "${SKIP_KERNELS:-}" ] || "$BIN/forge" bench --attention --device cuda --json "$OUT/attention-$DEV-$DAY.json" | tee "$OUT/attention-$DEV-$DAY.txt" || rc=1
 [ -n "${SKIP_KERNELS:-}" ] || "$BIN/forge" bench --gemv --device cuda --json "$OUT/gemv-$DEV-$DAY.json" | tee "$OUT/gemv-$DEV-$DAY.txt" || rc=1

@@ -3,15 +3,8 @@
 # FORGE_REQUIRE_GPU=1 (a skipped GPU test fails; on a machine of N > 1 GPUs FORGE_REQUIRE_GPUS=N,
 # so the tensor-parallel tests of up to N GPUs must run too), then the floors; results in $OUT.
 #   scripts/gpu-check.sh [gtest filter]
-set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT=${OUT:-/tmp/forge-out}
-mkdir -p "$OUT"
-BIN=$PWD/.gpu/bin
-export LD_LIBRARY_PATH=$BIN:${LD_LIBRARY_PATH:-}
+. "$(dirname "$0")/gpu_env.sh"
 export FORGE_TESTDATA=$PWD/.gpu/testdata FORGE_BIN=$BIN/forge FORGE_REQUIRE_GPU=1
-# NVLink multicast stays off in NCCL (Forge also sets this itself before NCCL starts).
-export NCCL_NVLS_ENABLE=0
 # On a machine of several GPUs, the multi-GPU (tensor-parallel) tests must run, not skip.
 NGPU=$(nvidia-smi -L | grep -c '^GPU')
 [ "$NGPU" -gt 1 ] && export FORGE_REQUIRE_GPUS=$NGPU

@@ -48,7 +48,8 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from server_load_test import read_head  # this folder: status and headers of a response
+# This folder: the status and headers of a response, the values of a /metrics page.
+from server_load_test import parse_metrics, read_head
 
 SYLLABLES = ("ka", "lo", "mi", "ter", "shu", "van", "dri", "po", "sel", "ba", "nor", "qui", "fa",
              "ren", "to", "gle", "mu", "sta", "vi", "den", "cro", "la", "pen", "zu", "hal", "ox",
@@ -151,16 +152,7 @@ async def scrape_metrics(cfg):
     except (OSError, ConnectionError, asyncio.TimeoutError, ValueError):
         return time.monotonic(), {}
     t = time.monotonic()
-    values = {}
-    if status == 200:
-        for line in data.decode("utf-8", "replace").splitlines():
-            if line and not line.startswith("#"):
-                name, _, value = line.rpartition(" ")
-                try:
-                    values[name] = float(value)
-                except ValueError:
-                    pass
-    return t, values
+    return t, parse_metrics(data.decode("utf-8", "replace")) if status == 200 else {}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -54,13 +54,32 @@ async def read_head(reader):
         headers[name.strip().lower()] = value.strip()
 
 
+def parse_metrics(text):
+    """{name: value} of a Prometheus text exposition (a sample's labels are part of its name)."""
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            try:
+                values[name] = float(value)
+            except ValueError:
+                pass
+    return values
+
+
+def parse_answer(text, what, expected_object):
+    """The JSON of an answer or streamed event; raises ValueError for an error or another object."""
+    j = json.loads(text)
+    if "error" in j:
+        raise ValueError(f"error {what}: {text[:200]!r}")
+    if j.get("object") != expected_object:
+        raise ValueError(f"object {j.get('object')!r}")
+    return j
+
+
 def check_whole(body, chat, max_tokens):
     """The completion tokens of a whole (non-streamed) answer; raises ValueError if malformed."""
-    j = json.loads(body)
-    if "error" in j:
-        raise ValueError(f"error body: {body[:200]!r}")
-    if j.get("object") != ("chat.completion" if chat else "text_completion"):
-        raise ValueError(f"object {j.get('object')!r}")
+    j = parse_answer(body, "body", "chat.completion" if chat else "text_completion")
     choice = j["choices"][0]
     text = choice["message"]["content"] if chat else choice["text"]
     if not isinstance(text, str) or choice.get("finish_reason") not in ("stop", "length"):
@@ -73,11 +92,7 @@ def check_whole(body, chat, max_tokens):
 
 def check_chunk(data, chat, state):
     """Checks one streamed event; records its finish reason and usage in `state`."""
-    j = json.loads(data)
-    if "error" in j:
-        raise ValueError(f"error event: {data[:200]!r}")
-    if j.get("object") != ("chat.completion.chunk" if chat else "text_completion"):
-        raise ValueError(f"object {j.get('object')!r}")
+    j = parse_answer(data, "event", "chat.completion.chunk" if chat else "text_completion")
     if j.get("usage"):
         state["tokens"] = j["usage"]["completion_tokens"]
     for choice in j["choices"]:

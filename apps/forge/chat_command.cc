@@ -31,8 +31,7 @@ void AddChatCommand(CLI::App& app, CommandRunner* runner) {
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("chat", "Chat with a model through its chat template");
-  cmd->add_option("-m,--model", a->model, "GGUF model")->required();
-  cmd->add_option("--device", a->device, "auto|cpu|cuda");
+  AddModelAndDevice(cmd, &a->model, &a->device);
   cmd->add_option("-s,--system", a->system, "System prompt");
   cmd->add_option("-n,--max-tokens", a->n, "Most tokens per reply");
   cmd->add_option("-c,--ctx-size", a->ctx, "Context size (0: the model's)");
@@ -47,7 +46,7 @@ void AddChatCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge chat: %s\n", loaded.status().ToString().c_str());
         return 1;
       }
-      std::unique_ptr<Model>* model = &(*loaded)->model;
+      std::unique_ptr<ModelRunner>* model = &(*loaded)->model;
       auto tokenizer = Tokenizer::FromGguf((*model)->file());
       if (!tokenizer.ok()) {
         std::fprintf(stderr, "forge chat: %s\n", tokenizer.status().ToString().c_str());

@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "commands.h"
-#include "model/teacher_forced.h"
 #include "model_flags.h"
 #include "runtime/backends.h"
+#include "runtime/teacher_forced.h"
 
 namespace forge::cli {
 
@@ -18,8 +18,7 @@ void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
   };
   auto args = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("logits", "Teacher-forced logits of a token sequence");
-  cmd->add_option("-m,--model", args->model, "GGUF model")->required();
-  cmd->add_option("--device", args->device, "auto|cpu|cuda");
+  AddModelAndDevice(cmd, &args->model, &args->device);
   cmd->add_option("--ids", args->ids, "Token ids, comma or space separated")->required();
   cmd->add_option("--out", args->out, "Write float32 logits here");
   cmd->add_option("--chunk", args->chunk, "Prefill chunk size (0: one batch)");
@@ -41,7 +40,7 @@ void AddLogitsCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge logits: %s\n", loaded.status().ToString().c_str());
         return 1;
       }
-      std::unique_ptr<Model>* model = &(*loaded)->model;
+      std::unique_ptr<ModelRunner>* model = &(*loaded)->model;
       auto logits = TeacherForcedLogits(**model, ids, args->chunk);
       if (!logits.ok()) {
         std::fprintf(stderr, "forge logits: %s\n", logits.status().ToString().c_str());

@@ -8,8 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "model/model.h"
 #include "runtime/backends.h"
+#include "runtime/model_runner.h"
 
 namespace forge::cli {
 
@@ -19,6 +19,12 @@ struct ModelFlags {
   int tensor_parallel = 1;
   std::string gpu_memory_limit;  // empty: none
 };
+
+// -m,--model (required) and --device, as every command that runs a model names them.
+inline void AddModelAndDevice(CLI::App* cmd, std::string* model, std::string* device) {
+  cmd->add_option("-m,--model", *model, "GGUF model")->required();
+  cmd->add_option("--device", *device, "auto|cpu|cuda");
+}
 
 inline void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
   cmd->add_option("--dtype", f->dtype,
@@ -50,8 +56,8 @@ inline int64_t KvCacheBytes(int64_t kv_mb, Backend& backend) {
   return kv_mb << 20;
 }
 
-inline ModelOptions ToModelOptions(const ModelFlags& f) {
-  ModelOptions o;
+inline RunnerOptions ToRunnerOptions(const ModelFlags& f) {
+  RunnerOptions o;
   if (!f.dtype.empty()) o.dtype = ParseDType(f.dtype).value();  // checked by the flag
   o.graphs = !f.no_graphs;
   return o;
@@ -60,7 +66,7 @@ inline ModelOptions ToModelOptions(const ModelFlags& f) {
 // The backends and the model on them (members destroyed in reverse: the model first).
 struct LoadedModel {
   BackendSet backends;
-  std::unique_ptr<Model> model;
+  std::unique_ptr<ModelRunner> model;
   Backend& backend() const { return backends.first(); }
 };
 
@@ -74,9 +80,9 @@ inline StatusOr<std::unique_ptr<LoadedModel>> LoadModelOn(const std::string& pat
   }
   auto l = std::make_unique<LoadedModel>();
   ASSIGN_OR_RETURN(l->backends, CreateBackends(device, f.tensor_parallel, limit));
-  ASSIGN_OR_RETURN(l->model,
-                   Model::LoadParallel(path, l->backends.ranks(), l->backends.collective.get(),
-                                       progress, ToModelOptions(f)));
+  ASSIGN_OR_RETURN(
+      l->model, ModelRunner::LoadParallel(path, l->backends.ranks(), l->backends.collective.get(),
+                                          progress, ToRunnerOptions(f)));
   return l;
 }
 

@@ -1,4 +1,4 @@
-// A load progress bar on stderr (only when stderr is a terminal), for Model::Load.
+// A load progress bar on stderr (only when stderr is a terminal), for ModelRunner::Load.
 #pragma once
 
 #include <unistd.h>

@@ -84,7 +84,7 @@ SamplingParams Params(const Args& a) {
   return p;
 }
 
-int RunOne(const Args& a, Model& model, const Tokenizer& tokenizer) {
+int RunOne(const Args& a, ModelRunner& model, const Tokenizer& tokenizer) {
   GenerateRequest req;
   req.prompt = tokenizer.Encode(a.prompt, !a.no_special, /*parse_special=*/false);
   req.params = Params(a);
@@ -112,7 +112,7 @@ int RunOne(const Args& a, Model& model, const Tokenizer& tokenizer) {
 
 // Each line of the file is one prompt (blank lines are skipped); completions are printed as
 // "[index] text" in index order once all are done. The same seed is used for every prompt.
-int RunMany(const Args& a, Model& model, const Tokenizer& tokenizer) {
+int RunMany(const Args& a, ModelRunner& model, const Tokenizer& tokenizer) {
   std::ifstream in(a.prompts_file);
   if (!in) {
     std::fprintf(stderr, "forge run: cannot open prompts file %s\n", a.prompts_file.c_str());
@@ -195,8 +195,7 @@ int RunMany(const Args& a, Model& model, const Tokenizer& tokenizer) {
 void AddRunCommand(CLI::App& app, CommandRunner* runner) {
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("run", "Generate continuations of a prompt or of many");
-  cmd->add_option("-m,--model", a->model, "GGUF model")->required();
-  cmd->add_option("--device", a->device, "auto|cpu|cuda");
+  AddModelAndDevice(cmd, &a->model, &a->device);
   auto* prompt = cmd->add_option("-p,--prompt", a->prompt, "Prompt text");
   auto* file = cmd->add_option("--prompts-file", a->prompts_file,
                                "One prompt per line, run concurrently through the engine");
@@ -248,7 +247,7 @@ void AddRunCommand(CLI::App& app, CommandRunner* runner) {
         std::fprintf(stderr, "forge run: %s\n", loaded.status().ToString().c_str());
         return 1;
       }
-      Model* model = (*loaded)->model.get();
+      ModelRunner* model = (*loaded)->model.get();
       auto tokenizer = Tokenizer::FromGguf(model->file());
       if (!tokenizer.ok()) {
         std::fprintf(stderr, "forge run: %s\n", tokenizer.status().ToString().c_str());

@@ -109,7 +109,7 @@ int Serve(Args& a) {
   }
   auto loaded = LoadModelOn(a.model, a.device, a.model_flags);
   if (!loaded.ok()) return Fail("model", loaded.status());
-  std::unique_ptr<Model>* model = &(*loaded)->model;
+  std::unique_ptr<ModelRunner>* model = &(*loaded)->model;
   auto tokenizer = Tokenizer::FromGguf((*model)->file());
   if (!tokenizer.ok()) return Fail("tokenizer", tokenizer.status());
   auto source_or = (*model)->file().GetStringOr("tokenizer.chat_template", "");
@@ -198,8 +198,7 @@ int Serve(Args& a) {
 void AddServeCommand(CLI::App& app, CommandRunner* runner) {
   auto a = std::make_shared<Args>();
   CLI::App* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server");
-  cmd->add_option("-m,--model", a->model, "GGUF model")->required();
-  cmd->add_option("--device", a->device, "auto|cpu|cuda");
+  AddModelAndDevice(cmd, &a->model, &a->device);
   cmd->add_option("--host", a->server.host, "Address to listen on");
   cmd->add_option("--port", a->server.port, "Port (0: any free port)");
   cmd->add_option("--api-key", a->server.api_key,

@@ -3,10 +3,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/escapes.h"
+#include "base/utf8.h"
 #include "commands.h"
 #include "gguf/gguf_file.h"
 #include "tokenizer/tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace forge::cli {
 namespace {
@@ -26,17 +27,7 @@ std::string Printable(const std::string& piece) {
         std::snprintf(buf, sizeof(buf), "\\x%02X", static_cast<uint8_t>(piece[i]));
         out += buf;
       }
-    } else if (cp == '\n') {
-      out += "\\n";
-    } else if (cp == '\t') {
-      out += "\\t";
-    } else if (cp == '\r') {
-      out += "\\r";
-    } else if (cp < 0x20 || cp == 0x7F) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02X", cp);
-      out += buf;
-    } else {
+    } else if (!AppendControlEscape(cp, &out)) {
       out.append(piece, start, pos - start);
     }
   }

@@ -5,80 +5,39 @@
 
 namespace forge {
 
+namespace {
+
+// Each type's name and bytes on disk (0: string, array), indexed by the type id.
+struct TypeInfo {
+  std::string_view name;
+  size_t size;
+};
+constexpr TypeInfo kTypes[kGgufTypeCount] = {
+    {"u8", 1},   {"i8", 1},     {"u16", 2},   {"i16", 2}, {"u32", 4}, {"i32", 4}, {"f32", 4},
+    {"bool", 1}, {"string", 0}, {"array", 0}, {"u64", 8}, {"i64", 8}, {"f64", 8},
+};
+
+// An array of elem_type holding make(item) for each item.
+template <typename T>
+GgufValue ArrayOf(GgufType elem_type, const std::vector<T>& items, GgufValue (*make)(T)) {
+  std::vector<GgufValue> v;
+  v.reserve(items.size());
+  for (const T& item : items) v.push_back(make(item));
+  return GgufValue::Array(elem_type, std::move(v));
+}
+
+}  // namespace
+
 std::string_view GgufTypeName(GgufType type) {
-  switch (type) {
-    case GgufType::kU8:
-      return "u8";
-    case GgufType::kI8:
-      return "i8";
-    case GgufType::kU16:
-      return "u16";
-    case GgufType::kI16:
-      return "i16";
-    case GgufType::kU32:
-      return "u32";
-    case GgufType::kI32:
-      return "i32";
-    case GgufType::kF32:
-      return "f32";
-    case GgufType::kBool:
-      return "bool";
-    case GgufType::kString:
-      return "string";
-    case GgufType::kArray:
-      return "array";
-    case GgufType::kU64:
-      return "u64";
-    case GgufType::kI64:
-      return "i64";
-    case GgufType::kF64:
-      return "f64";
-  }
-  return "unknown";
+  const auto id = static_cast<uint32_t>(type);
+  return id < kGgufTypeCount ? kTypes[id].name : "unknown";
 }
 
 size_t GgufScalarSize(GgufType type) {
-  switch (type) {
-    case GgufType::kU8:
-    case GgufType::kI8:
-    case GgufType::kBool:
-      return 1;
-    case GgufType::kU16:
-    case GgufType::kI16:
-      return 2;
-    case GgufType::kU32:
-    case GgufType::kI32:
-    case GgufType::kF32:
-      return 4;
-    case GgufType::kU64:
-    case GgufType::kI64:
-    case GgufType::kF64:
-      return 8;
-    case GgufType::kString:
-    case GgufType::kArray:
-      return 0;
-  }
-  return 0;
+  const auto id = static_cast<uint32_t>(type);
+  return id < kGgufTypeCount ? kTypes[id].size : 0;
 }
 
-GgufValue GgufValue::F32(float v) {
-  GgufValue g;
-  g.type_ = GgufType::kF32;
-  g.f_ = v;
-  return g;
-}
-GgufValue GgufValue::F64(double v) {
-  GgufValue g;
-  g.type_ = GgufType::kF64;
-  g.f_ = v;
-  return g;
-}
-GgufValue GgufValue::Bool(bool v) {
-  GgufValue g;
-  g.type_ = GgufType::kBool;
-  g.u_ = v ? 1 : 0;
-  return g;
-}
 GgufValue GgufValue::String(std::string v) {
   GgufValue g;
   g.type_ = GgufType::kString;
@@ -93,22 +52,13 @@ GgufValue GgufValue::Array(GgufType elem_type, std::vector<GgufValue> items) {
   return g;
 }
 GgufValue GgufValue::StringArray(const std::vector<std::string>& items) {
-  std::vector<GgufValue> v;
-  v.reserve(items.size());
-  for (const auto& s : items) v.push_back(String(s));
-  return Array(GgufType::kString, std::move(v));
+  return ArrayOf(GgufType::kString, items, String);
 }
 GgufValue GgufValue::F32Array(const std::vector<float>& items) {
-  std::vector<GgufValue> v;
-  v.reserve(items.size());
-  for (float f : items) v.push_back(F32(f));
-  return Array(GgufType::kF32, std::move(v));
+  return ArrayOf(GgufType::kF32, items, F32);
 }
 GgufValue GgufValue::I32Array(const std::vector<int32_t>& items) {
-  std::vector<GgufValue> v;
-  v.reserve(items.size());
-  for (int32_t i : items) v.push_back(I32(i));
-  return Array(GgufType::kI32, std::move(v));
+  return ArrayOf(GgufType::kI32, items, I32);
 }
 
 bool GgufValue::operator==(const GgufValue& o) const {

@@ -46,9 +46,9 @@ class GgufValue {
   static GgufValue I16(int16_t v) { return Signed(GgufType::kI16, v); }
   static GgufValue I32(int32_t v) { return Signed(GgufType::kI32, v); }
   static GgufValue I64(int64_t v) { return Signed(GgufType::kI64, v); }
-  static GgufValue F32(float v);
-  static GgufValue F64(double v);
-  static GgufValue Bool(bool v);
+  static GgufValue F32(float v) { return Floating(GgufType::kF32, v); }
+  static GgufValue F64(double v) { return Floating(GgufType::kF64, v); }
+  static GgufValue Bool(bool v) { return Unsigned(GgufType::kBool, v ? 1 : 0); }
   static GgufValue String(std::string v);
   // An array whose elements all have elem_type (checked by the writer).
   static GgufValue Array(GgufType elem_type, std::vector<GgufValue> items);
@@ -81,6 +81,12 @@ class GgufValue {
     GgufValue g;
     g.type_ = t;
     g.u_ = static_cast<uint64_t>(v);
+    return g;
+  }
+  static GgufValue Floating(GgufType t, double v) {
+    GgufValue g;
+    g.type_ = t;
+    g.f_ = v;
     return g;
   }
   GgufType type_ = GgufType::kU8;

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/escapes.h"
+
 namespace forge::codepoints {
 namespace {
 
@@ -151,15 +153,7 @@ std::string GbnfLiteral(std::string_view utf8) {
     if (c == '"' || c == '\\') {
       out.push_back('\\');
       out.push_back(static_cast<char>(c));
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c < 0x20 || c == 0x7F) {
-      AppendHex(c, &out);
-    } else {
+    } else if (!AppendControlEscape(c, &out)) {
       out.push_back(static_cast<char>(c));
     }
   }

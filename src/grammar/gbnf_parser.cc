@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "base/escapes.h"
 #include "grammar/codepoint_set.h"
 
 namespace forge {
@@ -18,13 +19,6 @@ constexpr uint64_t kUnbounded = std::numeric_limits<uint64_t>::max();
 
 bool IsWordChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-';
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
 }
 
 class Parser {
@@ -464,15 +458,10 @@ class Parser {
   }
 
   StatusOr<uint32_t> ParseHex(size_t at, int digits) {
-    uint64_t value = 0;
-    for (int i = 0; i < digits; ++i) {
-      const int d = HexValue(Peek());
-      if (d < 0) return Error(at, "expected " + std::to_string(digits) + " hex digits");
-      value = value * 16 + static_cast<uint64_t>(d);
-      ++pos_;
-    }
-    if (value > kMaxCodepoint) return Error(at, "code point past U+10FFFF");
-    return static_cast<uint32_t>(value);
+    const std::optional<uint64_t> value = ReadHexDigits(text_, &pos_, digits);
+    if (!value) return Error(at, "expected " + std::to_string(digits) + " hex digits");
+    if (*value > kMaxCodepoint) return Error(at, "code point past U+10FFFF");
+    return static_cast<uint32_t>(*value);
   }
 
   std::string_view text_;

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "base/json_scan.h"
 #include "grammar/codepoint_set.h"
 #include "grammar/json_schema_converter.h"
 
@@ -80,29 +81,6 @@ bool TypeMatches(const Json& v, const std::string& type) {
     return d == static_cast<double>(static_cast<int64_t>(d));
   }
   return false;
-}
-
-// Deepest nesting of [ and { in JSON text (outside strings); parsing deeper input would recurse.
-int NestingDepth(std::string_view text) {
-  int depth = 0, max_depth = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      max_depth = std::max(max_depth, ++depth);
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return max_depth;
 }
 
 }  // namespace
@@ -360,7 +338,7 @@ StatusOr<std::string> ParsedJsonSchemaToGbnf(const nlohmann::ordered_json& schem
 
 StatusOr<std::string> JsonSchemaToGbnf(std::string_view schema_json,
                                        const JsonSchemaOptions& options) {
-  if (NestingDepth(schema_json) > 2 * options.max_depth + 8) {
+  if (JsonNestingDepth(schema_json) > 2 * options.max_depth + 8) {
     return InvalidArgumentError("JSON schema nests deeper than the limit");
   }
   Json schema = Json::parse(schema_json, nullptr, /*allow_exceptions=*/false);

@@ -3,6 +3,7 @@
 // so negation stays on the safe side: [^...] = not(wide), and its wide = not(narrow).
 #include <algorithm>
 
+#include "base/escapes.h"
 #include "grammar/codepoint_set.h"
 #include "grammar/regex_ast.h"
 
@@ -260,18 +261,9 @@ class RegexParser {
   }
 
   StatusOr<uint32_t> ParseHexDigits(int n) {
-    uint32_t v = 0;
-    for (int i = 0; i < n; ++i) {
-      const uint32_t c = Peek();
-      int d = -1;
-      if (c >= '0' && c <= '9') d = static_cast<int>(c - '0');
-      if (c >= 'a' && c <= 'f') d = static_cast<int>(c - 'a' + 10);
-      if (c >= 'A' && c <= 'F') d = static_cast<int>(c - 'A' + 10);
-      if (d < 0) return Fail("expected " + std::to_string(n) + " hex digits");
-      v = v * 16 + static_cast<uint32_t>(d);
-      ++pos_;
-    }
-    return v;
+    const std::optional<uint64_t> v = ReadHexDigits(cps_, &pos_, n);
+    if (!v) return Fail("expected " + std::to_string(n) + " hex digits");
+    return static_cast<uint32_t>(*v);
   }
 
   // At '\\'. in_class: \b is a backspace there, and \- a hyphen.

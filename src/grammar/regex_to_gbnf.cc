@@ -17,28 +17,26 @@ class Emitter {
  public:
   explicit Emitter(const RegexGbnfOptions& options) : options_(options) {}
 
+  // The nodes emitted in parentheses, separated by sep (a sequence or alternatives).
+  StatusOr<std::string> Group(const std::vector<RegexNode>& nodes, const char* sep) {
+    std::string out = "(";
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      ASSIGN_OR_RETURN(std::string c, Emit(nodes[i]));
+      out += (i ? sep : "") + c;
+    }
+    return out + ")";
+  }
+
   StatusOr<std::string> Emit(const RegexNode& n) {
     switch (n.kind) {
       case RegexNode::Kind::kEmpty:
         return std::string("\"\"");
       case RegexNode::Kind::kChars:
         return Chars(n.chars);
-      case RegexNode::Kind::kSeq: {
-        std::string out = "(";
-        for (size_t i = 0; i < n.children.size(); ++i) {
-          ASSIGN_OR_RETURN(std::string c, Emit(n.children[i]));
-          out += (i ? " " : "") + c;
-        }
-        return out + ")";
-      }
-      case RegexNode::Kind::kAlt: {
-        std::string out = "(";
-        for (size_t i = 0; i < n.children.size(); ++i) {
-          ASSIGN_OR_RETURN(std::string c, Emit(n.children[i]));
-          out += (i ? " | " : "") + c;
-        }
-        return out + ")";
-      }
+      case RegexNode::Kind::kSeq:
+        return Group(n.children, " ");
+      case RegexNode::Kind::kAlt:
+        return Group(n.children, " | ");
       case RegexNode::Kind::kRepeat: {
         const RegexNode& child = n.children[0];
         if (n.max < 0 && RegexNullable(child)) {

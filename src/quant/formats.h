@@ -4,8 +4,32 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
+
+#include "quant/type_table.h"
 
 namespace forge::quant_internal {
+
+// The block kernels of a type (F32, F16 and BF16 as blocks of one element), null where Forge has
+// none: the dispatch DequantizeRow and QuantizeRow share (block_kernels.cc).
+struct BlockKernels {
+  void (*dequantize)(const uint8_t* src, float* dst, int64_t nblocks) = nullptr;
+  void (*quantize)(const float* src, uint8_t* dst, int64_t nblocks) = nullptr;
+};
+BlockKernels KernelsOf(GgmlType type);
+
+// Block i of a row of stored blocks (any alignment), read or written by value.
+template <typename Block>
+Block Load(const uint8_t* src, int64_t i) {
+  Block b;
+  std::memcpy(&b, src + i * sizeof(Block), sizeof(Block));
+  return b;
+}
+
+template <typename Block>
+void Store(const Block& b, uint8_t* dst, int64_t i) {
+  std::memcpy(dst + i * sizeof(Block), &b, sizeof(Block));
+}
 
 // Legacy formats (blocks of 32): legacy_formats.cc. The quantizers are llama.cpp's deterministic
 // round-to-nearest reference quantizers, so their bytes equal llama-quantize's.

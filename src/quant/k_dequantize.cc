@@ -9,13 +9,6 @@
 namespace forge::quant_internal {
 namespace {
 
-template <typename Block>
-Block Load(const uint8_t* src, int64_t i) {
-  Block b;
-  std::memcpy(&b, src + i * sizeof(Block), sizeof(Block));
-  return b;
-}
-
 // The 6-bit scale and min of group g (0..7) of a Q4_K/Q5_K block.
 void ScaleMinK4(int g, const uint8_t* s, int* sc, int* m) {
   if (g < 4) {
@@ -24,6 +17,29 @@ void ScaleMinK4(int g, const uint8_t* s, int* sc, int* m) {
   } else {
     *sc = (s[g + 4] & 0x0F) | ((s[g - 4] >> 6) << 4);
     *m = (s[g + 4] >> 4) | ((s[g] >> 6) << 4);
+  }
+}
+
+// Q4_K and Q5_K: 8 groups of 32 elements, each with a 6-bit scale and min (ScaleMinK4);
+// quant(b, j, nib, l) is the quant of element l of group 2 * j + nib.
+template <typename Block, typename Quant>
+void DequantizeScaleMinK4(const uint8_t* src, float* dst, int64_t nblocks, Quant quant) {
+  for (int64_t i = 0; i < nblocks; ++i) {
+    const Block b = Load<Block>(src, i);
+    const float d = F16ToF32(b.d);
+    const float dmin = F16ToF32(b.dmin);
+    for (int j = 0; j < 4; ++j) {
+      for (int nib = 0; nib < 2; ++nib) {
+        int sc, m;
+        ScaleMinK4(2 * j + nib, b.scales, &sc, &m);
+        const float d1 = d * static_cast<float>(sc);
+        const float m1 = dmin * static_cast<float>(m);
+        for (int l = 0; l < 32; ++l) {
+          const float v = d1 * static_cast<float>(quant(b, j, nib, l));
+          *dst++ = v - m1;
+        }
+      }
+    }
   }
 }
 
@@ -79,47 +95,16 @@ void DequantizeQ3_K(const uint8_t* src, float* dst, int64_t nblocks) {
 }
 
 void DequantizeQ4_K(const uint8_t* src, float* dst, int64_t nblocks) {
-  for (int64_t i = 0; i < nblocks; ++i) {
-    const BlockQ4_K b = Load<BlockQ4_K>(src, i);
-    const float d = F16ToF32(b.d);
-    const float dmin = F16ToF32(b.dmin);
-    for (int j = 0; j < 4; ++j) {
-      const uint8_t* q = b.qs + 32 * j;
-      for (int nib = 0; nib < 2; ++nib) {
-        int sc, m;
-        ScaleMinK4(2 * j + nib, b.scales, &sc, &m);
-        const float d1 = d * static_cast<float>(sc);
-        const float m1 = dmin * static_cast<float>(m);
-        for (int l = 0; l < 32; ++l) {
-          const float v = d1 * static_cast<float>((q[l] >> (4 * nib)) & 0x0F);
-          *dst++ = v - m1;
-        }
-      }
-    }
-  }
+  DequantizeScaleMinK4<BlockQ4_K>(src, dst, nblocks, [](const BlockQ4_K& b, int j, int nib, int l) {
+    return (b.qs[32 * j + l] >> (4 * nib)) & 0x0F;
+  });
 }
 
 void DequantizeQ5_K(const uint8_t* src, float* dst, int64_t nblocks) {
-  for (int64_t i = 0; i < nblocks; ++i) {
-    const BlockQ5_K b = Load<BlockQ5_K>(src, i);
-    const float d = F16ToF32(b.d);
-    const float dmin = F16ToF32(b.dmin);
-    for (int j = 0; j < 4; ++j) {
-      const uint8_t* q = b.qs + 32 * j;
-      for (int nib = 0; nib < 2; ++nib) {
-        int sc, m;
-        ScaleMinK4(2 * j + nib, b.scales, &sc, &m);
-        const float d1 = d * static_cast<float>(sc);
-        const float m1 = dmin * static_cast<float>(m);
-        const int hbit = 2 * j + nib;
-        for (int l = 0; l < 32; ++l) {
-          const int v = ((q[l] >> (4 * nib)) & 0x0F) | (((b.qh[l] >> hbit) & 1) << 4);
-          const float x = d1 * static_cast<float>(v);
-          *dst++ = x - m1;
-        }
-      }
-    }
-  }
+  DequantizeScaleMinK4<BlockQ5_K>(src, dst, nblocks, [](const BlockQ5_K& b, int j, int nib, int l) {
+    const int hbit = 2 * j + nib;
+    return ((b.qs[32 * j + l] >> (4 * nib)) & 0x0F) | (((b.qh[l] >> hbit) & 1) << 4);
+  });
 }
 
 void DequantizeQ6_K(const uint8_t* src, float* dst, int64_t nblocks) {

@@ -12,11 +12,6 @@
 namespace forge::quant_internal {
 namespace {
 
-template <typename Block>
-void Store(const Block& b, uint8_t* dst, int64_t i) {
-  std::memcpy(dst + i * sizeof(Block), &b, sizeof(Block));
-}
-
 // A value stored as F16 and read back.
 float RoundF16(float v) { return F16ToF32(F32ToF16(v)); }
 
@@ -96,6 +91,21 @@ void PackScaleMinK4(const int* sc, const int* m, uint8_t* s) {
   }
 }
 
+// Q4_K and Q5_K: 8 asymmetric groups of 32 with 6-bit scales and mins, quants in [0, qmax];
+// pack(q, &b) stores the block's quants (q: one per element).
+template <typename Block, typename Pack>
+void QuantizeScaleMinK4(const float* src, uint8_t* dst, int64_t nblocks, int qmax, Pack pack) {
+  for (int64_t i = 0; i < nblocks; ++i, src += kQK_K) {
+    Block b;
+    int sc[8], m[8];
+    uint8_t q[kQK_K];
+    QuantizeAsymmetric(src, 8, 32, qmax, 63, &b.d, &b.dmin, sc, m, q);
+    PackScaleMinK4(sc, m, b.scales);
+    pack(q, &b);
+    Store(b, dst, i);
+  }
+}
+
 }  // namespace
 
 void QuantizeQ2_K(const float* src, uint8_t* dst, int64_t nblocks) {
@@ -140,38 +150,26 @@ void QuantizeQ3_K(const float* src, uint8_t* dst, int64_t nblocks) {
 }
 
 void QuantizeQ4_K(const float* src, uint8_t* dst, int64_t nblocks) {
-  for (int64_t i = 0; i < nblocks; ++i, src += kQK_K) {
-    BlockQ4_K b;
-    int sc[8], m[8];
-    uint8_t q[kQK_K];
-    QuantizeAsymmetric(src, 8, 32, 15, 63, &b.d, &b.dmin, sc, m, q);
-    PackScaleMinK4(sc, m, b.scales);
+  QuantizeScaleMinK4<BlockQ4_K>(src, dst, nblocks, 15, [](const uint8_t* q, BlockQ4_K* b) {
     for (int j = 0; j < 4; ++j) {
       for (int l = 0; l < 32; ++l) {
-        b.qs[32 * j + l] = static_cast<uint8_t>(q[64 * j + l] | (q[64 * j + 32 + l] << 4));
+        b->qs[32 * j + l] = static_cast<uint8_t>(q[64 * j + l] | (q[64 * j + 32 + l] << 4));
       }
     }
-    Store(b, dst, i);
-  }
+  });
 }
 
 void QuantizeQ5_K(const float* src, uint8_t* dst, int64_t nblocks) {
-  for (int64_t i = 0; i < nblocks; ++i, src += kQK_K) {
-    BlockQ5_K b;
-    int sc[8], m[8];
-    uint8_t q[kQK_K];
-    QuantizeAsymmetric(src, 8, 32, 31, 63, &b.d, &b.dmin, sc, m, q);
-    PackScaleMinK4(sc, m, b.scales);
-    std::memset(b.qh, 0, sizeof(b.qh));
+  QuantizeScaleMinK4<BlockQ5_K>(src, dst, nblocks, 31, [](const uint8_t* q, BlockQ5_K* b) {
+    std::memset(b->qh, 0, sizeof(b->qh));
     for (int j = 0; j < 4; ++j) {
       for (int l = 0; l < 32; ++l) {
         const int lo = q[64 * j + l], hi = q[64 * j + 32 + l];
-        b.qs[32 * j + l] = static_cast<uint8_t>((lo & 0x0F) | ((hi & 0x0F) << 4));
-        b.qh[l] |= static_cast<uint8_t>(((lo >> 4) << (2 * j)) | ((hi >> 4) << (2 * j + 1)));
+        b->qs[32 * j + l] = static_cast<uint8_t>((lo & 0x0F) | ((hi & 0x0F) << 4));
+        b->qh[l] |= static_cast<uint8_t>(((lo >> 4) << (2 * j)) | ((hi >> 4) << (2 * j + 1)));
       }
     }
-    Store(b, dst, i);
-  }
+  });
 }
 
 void QuantizeQ6_K(const float* src, uint8_t* dst, int64_t nblocks) {

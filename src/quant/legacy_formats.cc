@@ -13,18 +13,6 @@
 namespace forge::quant_internal {
 namespace {
 
-template <typename Block>
-Block Load(const uint8_t* src, int64_t i) {
-  Block b;
-  std::memcpy(&b, src + i * sizeof(Block), sizeof(Block));
-  return b;
-}
-
-template <typename Block>
-void Store(const Block& b, uint8_t* dst, int64_t i) {
-  std::memcpy(dst + i * sizeof(Block), &b, sizeof(Block));
-}
-
 // The element of largest magnitude, with its sign (the first one on ties).
 float SignedAbsMax(const float* x) {
   float amax = 0.0f;
@@ -50,6 +38,38 @@ void MinMax(const float* x, float* min, float* max) {
 // Float -> small integer by truncation toward zero, as C's (int8_t)/(uint8_t) casts of values
 // known to be in range.
 inline int Trunc(float v) { return static_cast<int>(v); }
+
+// Symmetric blocks (Q4_0, Q5_0): d = (signed absmax) / divisor, stored as F16. Returns 1 / d (0
+// for a block of zeros).
+float SymmetricScale(const float* x, float divisor, uint16_t* d16) {
+  const float d = SignedAbsMax(x) / divisor;
+  *d16 = F32ToF16(d);
+  return d != 0.0f ? 1.0f / d : 0.0f;
+}
+
+// Affine blocks (Q4_1, Q5_1): d = (max - min) / levels and m = min, stored as F16. Returns 1 / d
+// (0 when every element is equal), and min in *min.
+float AffineScale(const float* x, float levels, uint16_t* d16, uint16_t* m16, float* min) {
+  float max;
+  MinMax(x, min, &max);
+  const float d = (max - *min) / levels;
+  *d16 = F32ToF16(d);
+  *m16 = F32ToF16(*min);
+  return d != 0.0f ? 1.0f / d : 0.0f;
+}
+
+// 5-bit blocks (Q5_0, Q5_1): elements j and j + 16 share qs[j] (low nibbles); their fifth bits are
+// bits j and j + 16 of qh.
+void PackQ5(int j, int q0, int q1, uint8_t* qs, uint32_t* qh) {
+  qs[j] = static_cast<uint8_t>((q0 & 0x0F) | ((q1 & 0x0F) << 4));
+  *qh |= static_cast<uint32_t>((q0 >> 4) & 1) << j;
+  *qh |= static_cast<uint32_t>((q1 >> 4) & 1) << (j + kQK / 2);
+}
+
+void UnpackQ5(const uint8_t* qs, uint32_t qh, int j, int* q0, int* q1) {
+  *q0 = (qs[j] & 0x0F) | (static_cast<int>((qh >> j) & 1) << 4);
+  *q1 = (qs[j] >> 4) | (static_cast<int>((qh >> (j + kQK / 2)) & 1) << 4);
+}
 
 }  // namespace
 
@@ -85,10 +105,10 @@ void DequantizeQ5_0(const uint8_t* src, float* dst, int64_t nblocks) {
     uint32_t qh;
     std::memcpy(&qh, b.qh, 4);
     for (int j = 0; j < kQK / 2; ++j) {
-      const int h0 = static_cast<int>((qh >> j) & 1) << 4;
-      const int h1 = static_cast<int>((qh >> (j + 16)) & 1) << 4;
-      dst[j] = static_cast<float>(((b.qs[j] & 0x0F) | h0) - 16) * d;
-      dst[j + kQK / 2] = static_cast<float>(((b.qs[j] >> 4) | h1) - 16) * d;
+      int q0, q1;
+      UnpackQ5(b.qs, qh, j, &q0, &q1);
+      dst[j] = static_cast<float>(q0 - 16) * d;
+      dst[j + kQK / 2] = static_cast<float>(q1 - 16) * d;
     }
   }
 }
@@ -101,10 +121,10 @@ void DequantizeQ5_1(const uint8_t* src, float* dst, int64_t nblocks) {
     uint32_t qh;
     std::memcpy(&qh, b.qh, 4);
     for (int j = 0; j < kQK / 2; ++j) {
-      const int h0 = static_cast<int>((qh >> j) & 1) << 4;
-      const int h1 = static_cast<int>((qh >> (j + 16)) & 1) << 4;
-      const float v0 = static_cast<float>((b.qs[j] & 0x0F) | h0) * d;
-      const float v1 = static_cast<float>((b.qs[j] >> 4) | h1) * d;
+      int q0, q1;
+      UnpackQ5(b.qs, qh, j, &q0, &q1);
+      const float v0 = static_cast<float>(q0) * d;
+      const float v1 = static_cast<float>(q1) * d;
       dst[j] = v0 + m;
       dst[j + kQK / 2] = v1 + m;
     }
@@ -122,10 +142,8 @@ void DequantizeQ8_0(const uint8_t* src, float* dst, int64_t nblocks) {
 // d = (signed absmax) / -8, so that element maps to q = 0 exactly; q = min(15, trunc(x/d + 8.5)).
 void QuantizeQ4_0(const float* src, uint8_t* dst, int64_t nblocks) {
   for (int64_t i = 0; i < nblocks; ++i, src += kQK) {
-    const float d = SignedAbsMax(src) / -8;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
     BlockQ4_0 b;
-    b.d = F32ToF16(d);
+    const float id = SymmetricScale(src, -8, &b.d);
     for (int j = 0; j < kQK / 2; ++j) {
       const int q0 = std::min(15, Trunc(src[j] * id + 8.5f));
       const int q1 = std::min(15, Trunc(src[j + kQK / 2] * id + 8.5f));
@@ -138,13 +156,9 @@ void QuantizeQ4_0(const float* src, uint8_t* dst, int64_t nblocks) {
 // d = (max - min) / 15, m = min; q = min(15, trunc((x - min)/d + 0.5)).
 void QuantizeQ4_1(const float* src, uint8_t* dst, int64_t nblocks) {
   for (int64_t i = 0; i < nblocks; ++i, src += kQK) {
-    float min, max;
-    MinMax(src, &min, &max);
-    const float d = (max - min) / 15;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
     BlockQ4_1 b;
-    b.d = F32ToF16(d);
-    b.m = F32ToF16(min);
+    float min;
+    const float id = AffineScale(src, 15, &b.d, &b.m, &min);
     for (int j = 0; j < kQK / 2; ++j) {
       const int q0 = std::min(15, Trunc((src[j] - min) * id + 0.5f));
       const int q1 = std::min(15, Trunc((src[j + kQK / 2] - min) * id + 0.5f));
@@ -157,17 +171,13 @@ void QuantizeQ4_1(const float* src, uint8_t* dst, int64_t nblocks) {
 // d = (signed absmax) / -16; q = min(31, trunc(x/d + 16.5)).
 void QuantizeQ5_0(const float* src, uint8_t* dst, int64_t nblocks) {
   for (int64_t i = 0; i < nblocks; ++i, src += kQK) {
-    const float d = SignedAbsMax(src) / -16;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
     BlockQ5_0 b;
-    b.d = F32ToF16(d);
+    const float id = SymmetricScale(src, -16, &b.d);
     uint32_t qh = 0;
     for (int j = 0; j < kQK / 2; ++j) {
       const int q0 = std::min(31, Trunc(src[j] * id + 16.5f));
       const int q1 = std::min(31, Trunc(src[j + kQK / 2] * id + 16.5f));
-      b.qs[j] = static_cast<uint8_t>((q0 & 0x0F) | ((q1 & 0x0F) << 4));
-      qh |= static_cast<uint32_t>((q0 >> 4) & 1) << j;
-      qh |= static_cast<uint32_t>((q1 >> 4) & 1) << (j + kQK / 2);
+      PackQ5(j, q0, q1, b.qs, &qh);
     }
     std::memcpy(b.qh, &qh, 4);
     Store(b, dst, i);
@@ -177,20 +187,14 @@ void QuantizeQ5_0(const float* src, uint8_t* dst, int64_t nblocks) {
 // d = (max - min) / 31, m = min; q = trunc((x - min)/d + 0.5) (llama.cpp does not clamp here).
 void QuantizeQ5_1(const float* src, uint8_t* dst, int64_t nblocks) {
   for (int64_t i = 0; i < nblocks; ++i, src += kQK) {
-    float min, max;
-    MinMax(src, &min, &max);
-    const float d = (max - min) / 31;
-    const float id = d != 0.0f ? 1.0f / d : 0.0f;
     BlockQ5_1 b;
-    b.d = F32ToF16(d);
-    b.m = F32ToF16(min);
+    float min;
+    const float id = AffineScale(src, 31, &b.d, &b.m, &min);
     uint32_t qh = 0;
     for (int j = 0; j < kQK / 2; ++j) {
       const int q0 = Trunc((src[j] - min) * id + 0.5f) & 0xFF;
       const int q1 = Trunc((src[j + kQK / 2] - min) * id + 0.5f) & 0xFF;
-      b.qs[j] = static_cast<uint8_t>((q0 & 0x0F) | ((q1 & 0x0F) << 4));
-      qh |= static_cast<uint32_t>((q0 >> 4) & 1) << j;
-      qh |= static_cast<uint32_t>((q1 >> 4) & 1) << (j + kQK / 2);
+      PackQ5(j, q0, q1, b.qs, &qh);
     }
     std::memcpy(b.qh, &qh, 4);
     Store(b, dst, i);

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tokenizer/jinja/value.h"
+#include "jinja/value.h"
 
 namespace forge::server {
 

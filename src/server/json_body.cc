@@ -4,45 +4,21 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/json_scan.h"
+
 namespace forge::server {
 
 std::optional<ApiError> CheckJsonShape(std::string_view body, const JsonLimits& limits) {
-  int depth = 0;
+  JsonScanner scan(body);
   size_t values = 1;
-  bool in_string = false;
-  for (size_t i = 0; i < body.size(); ++i) {
-    const char c = body[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character cannot end the string
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
+  while (scan.Next()) {
+    if (scan.opens() && scan.depth() > limits.max_depth) {
+      return ApiError::Http(
+          400, "the JSON body nests deeper than " + std::to_string(limits.max_depth) + " levels");
     }
-    switch (c) {
-      case '"':
-        in_string = true;
-        break;
-      case '[':
-      case '{':
-        if (++depth > limits.max_depth) {
-          return ApiError::Http(400, "the JSON body nests deeper than " +
-                                         std::to_string(limits.max_depth) + " levels");
-        }
-        break;
-      case ']':
-      case '}':
-        --depth;
-        break;
-      case ',':
-        if (++values > limits.max_values) {
-          return ApiError::Http(413, "the JSON body holds more than " +
-                                         std::to_string(limits.max_values) + " values");
-        }
-        break;
-      default:
-        break;
+    if (scan.byte() == ',' && ++values > limits.max_values) {
+      return ApiError::Http(
+          413, "the JSON body holds more than " + std::to_string(limits.max_values) + " values");
     }
   }
   return std::nullopt;

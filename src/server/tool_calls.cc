@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "base/check.h"
+#include "base/json_scan.h"
 #include "grammar/codepoint_set.h"
 #include "grammar/json_schema.h"
 
@@ -59,35 +60,11 @@ bool HasWord(std::string_view s, std::string_view word) {
   return false;
 }
 
-// The offset just past the JSON object or array that starts at s[pos] ('{' or '['), found by
-// matching brackets outside strings; npos when it does not close or nests too deep.
-size_t ScanJsonEnd(std::string_view s, size_t pos) {
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = pos; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > kMaxJsonDepth) return std::string_view::npos;
-    } else if (c == '}' || c == ']') {
-      if (--depth == 0) return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
-
 // The JSON value (object or array) at s[*pos], parsed; *pos moves past it. False when there is
 // none or it does not parse.
 bool TakeJson(std::string_view s, size_t* pos, char open, Json* out) {
   if (*pos >= s.size() || s[*pos] != open) return false;
-  const size_t end = ScanJsonEnd(s, *pos);
+  const size_t end = JsonValueEnd(s, *pos, kMaxJsonDepth);
   if (end == std::string_view::npos) return false;
   *out = Json::parse(s.substr(*pos, end - *pos), nullptr, /*allow_exceptions=*/false);
   if (out->is_discarded()) return false;

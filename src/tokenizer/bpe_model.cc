@@ -7,10 +7,10 @@
 #include <climits>
 #include <cstdio>
 
+#include "base/utf8.h"
 #include "tokenizer/byte_unicode.h"
 #include "tokenizer/encode_work.h"
 #include "tokenizer/merge_queue.h"
-#include "tokenizer/utf8.h"
 
 namespace forge {
 
@@ -149,10 +149,8 @@ void BpeModel::Merge(std::vector<Symbol>* symbols) const {
 }
 
 bool BpeModel::MergeRun(std::vector<Symbol>* symbols_ptr, MergeLog* log) const {
-  std::vector<Symbol>& symbols = *symbols_ptr;
-  const int32_t n = static_cast<int32_t>(symbols.size());
+  const std::vector<Symbol>& symbols = *symbols_ptr;
   thread_local MergeQueue queue;
-  thread_local std::vector<int32_t> record_of;  // [n] the log record of each live symbol
   queue.Reset(static_cast<int32_t>(vocab_->merges.size()), symbols.size() > long_piece_limit_);
   auto push = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
@@ -163,42 +161,15 @@ bool BpeModel::MergeRun(std::vector<Symbol>* symbols_ptr, MergeLog* log) const {
     if (m == nullptr) return;
     queue.Push(MergeCandidate{m->rank, left, right, r.end, m->result});
   };
-  for (int32_t i = 0; i + 1 < n; ++i) push(i, i + 1);
-  if (log != nullptr) {
-    log->records.clear();
-    record_of.resize(symbols.size());
-    for (int32_t i = 0; i < n; ++i) {
-      const Symbol& s = symbols[i];
-      log->records.push_back(MergeRecord{s.id, s.begin, s.end, kBeforeAllMerges, -1, -1});
-      record_of[i] = i;
-    }
-  }
-  MergeKeyClock clock;
-  MergeCandidate c;
-  while (queue.Pop(&c)) {
-    Symbol& l = symbols[c.left];
-    Symbol& r = symbols[c.right];
-    const MergeKey key{c.rank, l.begin};
-    clock.Pop(key);
-    // Stale when either side changed since the push: the left one merged (its next moved on, or
-    // it was merged away) or the right one grew.
-    if (l.next != c.right || r.end != c.right_end) continue;
+  // A symbol merged away leaves the chain (next = -1), so the chain tells.
+  auto merged_away = [](const Symbol&) { return false; };
+  auto absorb = [](Symbol& l, Symbol& r, const MergeCandidate& c) {
     l.id = c.value;
-    l.end = r.end;
-    l.next = r.next;
-    if (r.next >= 0) symbols[r.next].prev = c.left;
     r.id = -2;  // merged away
     r.prev = r.next = -1;
-    if (log != nullptr) {
-      log->records.push_back(
-          MergeRecord{l.id, l.begin, l.end, key, record_of[c.left], record_of[c.right]});
-      record_of[c.left] = static_cast<int32_t>(log->records.size() - 1);
-    }
-    push(l.prev, c.left);
-    push(c.left, l.next);
-  }
-  if (log != nullptr) FinishMergeLog(clock, symbols, n, record_of, log);
-  return clock.increasing();
+  };
+  auto log_id = [](const Symbol& s) { return s.id; };
+  return RunMerges(symbols_ptr, &queue, push, merged_away, absorb, log_id, log);
 }
 
 bool BpeModel::EncodeChunked(std::string_view piece, const std::vector<Symbol>& symbols,

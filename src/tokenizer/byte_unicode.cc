@@ -3,7 +3,7 @@
 
 #include <array>
 
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace forge::byte_unicode {
 namespace {

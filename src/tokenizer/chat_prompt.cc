@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace forge {
 namespace {

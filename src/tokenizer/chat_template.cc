@@ -3,10 +3,10 @@
 
 #include <ctime>
 
-#include "tokenizer/jinja/ast.h"
-#include "tokenizer/jinja/builtins.h"
-#include "tokenizer/jinja/evaluator.h"
-#include "tokenizer/jinja/parser.h"
+#include "jinja/ast.h"
+#include "jinja/builtins.h"
+#include "jinja/evaluator.h"
+#include "jinja/parser.h"
 
 namespace forge {
 

@@ -1,6 +1,6 @@
 // ChatTemplate: applies a GGUF's `tokenizer.chat_template` (a Jinja2 template written for HF
 // transformers) to a conversation, rendering byte for byte what transformers'
-// apply_chat_template renders, through Forge's own Jinja interpreter (src/tokenizer/jinja).
+// apply_chat_template renders, through Forge's own Jinja interpreter (src/jinja).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "tokenizer/jinja/value.h"
+#include "jinja/value.h"
 
 namespace forge {
 

@@ -1,7 +1,7 @@
 // StreamingDetokenizer, and Tokenizer::Decode on top of it.
 #include "tokenizer/detokenizer.h"
 
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace forge {
 

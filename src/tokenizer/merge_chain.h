@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "tokenizer/encode_work.h"
+#include "tokenizer/merge_queue.h"
 
 namespace forge {
 
@@ -73,6 +74,56 @@ void FinishMergeLog(const MergeKeyClock& clock, const std::vector<Symbol>& symbo
   log->increasing = clock.increasing();
   log->tokens.clear();
   for (int32_t i = n > 0 ? 0 : -1; i >= 0; i = symbols[i].next) log->tokens.push_back(record_of[i]);
+}
+
+// One merge run over a chain of symbols (fields begin, end, prev, next), the loop the BPE and
+// SentencePiece models share: the adjacent pairs are offered to push(left, right), which queues
+// the pair's candidate when it can merge; then the candidate of least key merges until none is
+// left, stale ones skipped (either side changed since the push), and the pairs on both sides of
+// each merge are offered. merged_away(s): whether s was merged into its left neighbour (when the
+// chain does not already tell); absorb(left, right, c): the model's own fields of the two after
+// the chain is relinked. log_id(s): an initial symbol's id in *log, filled when not null. The
+// caller resets queue for the run. Returns whether the popped keys only increased.
+template <typename Symbol, typename Push, typename MergedAway, typename Absorb, typename LogId>
+bool RunMerges(std::vector<Symbol>* symbols_ptr, MergeQueue* queue, Push push,
+               MergedAway merged_away, Absorb absorb, LogId log_id, MergeLog* log) {
+  std::vector<Symbol>& symbols = *symbols_ptr;
+  const int32_t n = static_cast<int32_t>(symbols.size());
+  thread_local std::vector<int32_t> record_of;  // [n] the log record of each live symbol
+  for (int32_t i = 0; i + 1 < n; ++i) push(i, i + 1);
+  if (log != nullptr) {
+    log->records.clear();
+    record_of.resize(symbols.size());
+    for (int32_t i = 0; i < n; ++i) {
+      const Symbol& s = symbols[i];
+      log->records.push_back(MergeRecord{log_id(s), s.begin, s.end, kBeforeAllMerges, -1, -1});
+      record_of[i] = i;
+    }
+  }
+  MergeKeyClock clock;
+  MergeCandidate c;
+  while (queue->Pop(&c)) {
+    Symbol& l = symbols[c.left];
+    Symbol& r = symbols[c.right];
+    const MergeKey key{c.rank, l.begin};
+    clock.Pop(key);
+    // Stale when either side changed since the push: the left one merged (its next moved on, or
+    // it was merged away) or the right one grew.
+    if (merged_away(l) || l.next != c.right || r.end != c.right_end) continue;
+    l.end = r.end;
+    l.next = r.next;
+    if (r.next >= 0) symbols[r.next].prev = c.left;
+    absorb(l, r, c);
+    if (log != nullptr) {
+      log->records.push_back(
+          MergeRecord{c.value, l.begin, l.end, key, record_of[c.left], record_of[c.right]});
+      record_of[c.left] = static_cast<int32_t>(log->records.size() - 1);
+    }
+    push(l.prev, c.left);
+    push(c.left, l.next);
+  }
+  if (log != nullptr) FinishMergeLog(clock, symbols, n, record_of, log);
+  return clock.increasing();
 }
 
 // symbols[begin, end) copied into *window as a chain of their own (prev / next relinked).

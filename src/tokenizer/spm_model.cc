@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/utf8.h"
 #include "tokenizer/merge_chain.h"
 #include "tokenizer/merge_queue.h"
-#include "tokenizer/utf8.h"
 
 namespace forge {
 namespace {
@@ -30,10 +30,8 @@ struct RunContext {
 // The merge loop over symbols (linked in order); fills *log when not null.
 void MergeRun(const RunContext& ctx, std::string_view text, std::vector<Symbol>* symbols_ptr,
               MergeLog* log) {
-  std::vector<Symbol>& symbols = *symbols_ptr;
-  const int32_t n = static_cast<int32_t>(symbols.size());
+  const std::vector<Symbol>& symbols = *symbols_ptr;
   thread_local MergeQueue queue;
-  thread_local std::vector<int32_t> record_of;  // [n] the log record of each live symbol
   queue.Reset(ctx.num_ranks, symbols.size() > ctx.long_limit);
   auto try_add = [&](int32_t left, int32_t right) {
     if (left < 0 || right < 0) return;
@@ -42,39 +40,10 @@ void MergeRun(const RunContext& ctx, std::string_view text, std::vector<Symbol>*
     if (id == kNoToken) return;
     queue.Push(MergeCandidate{ctx.rank[id], left, right, end, id});
   };
-  for (int32_t i = 1; i < n; ++i) try_add(i - 1, i);
-  if (log != nullptr) {
-    log->records.clear();
-    record_of.resize(symbols.size());
-    for (int32_t i = 0; i < n; ++i) {
-      log->records.push_back(
-          MergeRecord{-1, symbols[i].begin, symbols[i].end, kBeforeAllMerges, -1, -1});
-      record_of[i] = i;
-    }
-  }
-  MergeKeyClock clock;
-  MergeCandidate c;
-  while (queue.Pop(&c)) {
-    Symbol& l = symbols[c.left];
-    Symbol& r = symbols[c.right];
-    const MergeKey key{c.rank, l.begin};
-    clock.Pop(key);
-    // Stale when either side changed since the push: the left one merged (its next moved on, or
-    // it was merged away) or the right one grew.
-    if (l.begin == l.end || l.next != c.right || r.end != c.right_end) continue;
-    l.end = r.end;
-    l.next = r.next;
-    if (r.next >= 0) symbols[r.next].prev = c.left;
-    r.begin = r.end;
-    if (log != nullptr) {
-      log->records.push_back(
-          MergeRecord{c.value, l.begin, l.end, key, record_of[c.left], record_of[c.right]});
-      record_of[c.left] = static_cast<int32_t>(log->records.size() - 1);
-    }
-    try_add(l.prev, c.left);
-    try_add(c.left, l.next);
-  }
-  if (log != nullptr) FinishMergeLog(clock, symbols, n, record_of, log);
+  auto merged_away = [](const Symbol& s) { return s.begin == s.end; };
+  auto absorb = [](Symbol&, Symbol& r, const MergeCandidate&) { r.begin = r.end; };
+  auto log_id = [](const Symbol&) { return -1; };
+  RunMerges(symbols_ptr, &queue, try_add, merged_away, absorb, log_id, log);
 }
 
 }  // namespace

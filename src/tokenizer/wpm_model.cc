@@ -4,8 +4,8 @@
 
 #include <cctype>
 
+#include "base/utf8.h"
 #include "tokenizer/unicode_data.h"
-#include "tokenizer/utf8.h"
 
 namespace forge {
 namespace {

@@ -28,15 +28,8 @@ std::string Slurp(const std::string& path) {
   return ss.str();
 }
 
-class InspectCliTest : public ::testing::Test {
+class InspectCliTest : public testing::CliTest {
  protected:
-  void SetUp() override {
-    dir_ = testing::TempDir();
-    ASSERT_TRUE(testing::FileExists(testing::ForgeBinary()))
-        << "forge binary not found at " << testing::ForgeBinary()
-        << " (build the forge_cli target, or set FORGE_BIN)";
-  }
-  CliResult Forge(const std::string& args) { return testing::RunForge(args, dir_); }
   // A copy of a real file with `edit` applied to its bytes.
   std::string Corrupted(const std::string& name, const std::string& src,
                         void (*edit)(std::string&)) {
@@ -54,7 +47,6 @@ class InspectCliTest : public ::testing::Test {
     EXPECT_EQ(r.err.rfind("forge inspect: ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
   }
-  std::string dir_;
 };
 
 TEST_F(InspectCliTest, DescribesTheRealModel) {

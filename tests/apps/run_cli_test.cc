@@ -39,17 +39,22 @@ class RunCliTest : public ::testing::Test {
     EXPECT_TRUE(w.WriteFile(path).ok());
     return path;
   }
+  // The expected text of 64 llama2.c steps from "Once upon a time": the 4 prompt tokens after
+  // BOS, then 60 generated.
+  static std::string ExpectedGreedyText() {
+    std::ifstream in(testing::TestDataPath("models/stories260K.expected.json"));
+    auto cases = nlohmann::json::parse(in)["models"]["stories260K.gguf"]["cases"];
+    std::string want;
+    for (const auto& c : cases) {
+      if (c["id"] == "once_upon_a_time_64") want = c["text"];
+    }
+    return want;
+  }
   std::string dir_, model_;
 };
 
 TEST_F(RunCliTest, GreedyTextOnStdout) {
-  // The expected text of 64 llama2.c steps: the 4 prompt tokens after BOS, then 60 generated.
-  std::ifstream in(testing::TestDataPath("models/stories260K.expected.json"));
-  auto cases = nlohmann::json::parse(in)["models"]["stories260K.gguf"]["cases"];
-  std::string want;
-  for (const auto& c : cases) {
-    if (c["id"] == "once_upon_a_time_64") want = c["text"];
-  }
+  const std::string want = ExpectedGreedyText();
   ASSERT_EQ(want.rfind("Once upon a time", 0), 0u);
   auto r =
       RunForge("run -m '" + model_ + "' -p 'Once upon a time' -n 60 --temp 0 --device cpu", dir_);
@@ -60,12 +65,7 @@ TEST_F(RunCliTest, GreedyTextOnStdout) {
 
 // --tensor-parallel on host backends: the same expected greedy text over 2 and 4 ranks.
 TEST_F(RunCliTest, TensorParallelGivesTheExpectedText) {
-  std::ifstream in(testing::TestDataPath("models/stories260K.expected.json"));
-  auto cases = nlohmann::json::parse(in)["models"]["stories260K.gguf"]["cases"];
-  std::string want;
-  for (const auto& c : cases) {
-    if (c["id"] == "once_upon_a_time_64") want = c["text"];
-  }
+  const std::string want = ExpectedGreedyText();
   for (int n : {2, 4}) {
     auto r = RunForge("run -m '" + model_ + "' -p 'Once upon a time' -n 60 --temp 0 --device cpu " +
                           "--tensor-parallel " + std::to_string(n),

@@ -116,37 +116,37 @@ TEST(GbnfParserTest, CrlfLineEndingsAndEmptyAlternatives) {
 }
 
 TEST(GbnfParserTest, ErrorsNameLineAndColumn) {
-  EXPECT_EQ(ErrorOf("root ::= foo\n"), "line 1, column 10: undefined rule 'foo'");
-  EXPECT_EQ(ErrorOf("root ::= \"a\"\nbar \"b\"\n"),
-            "line 2, column 5: expected '::=' after rule name 'bar'");
-  EXPECT_EQ(ErrorOf("root ::= \"abc\n"), "line 1, column 10: unterminated string literal");
-  EXPECT_EQ(ErrorOf("root ::= [a-z\n"), "line 1, column 10: unterminated character class");
-  EXPECT_EQ(ErrorOf("root ::= [z-a]\n"), "line 1, column 11: character range is out of order");
-  EXPECT_EQ(ErrorOf("root ::= \"a\"\n  | \"b\"\n"), "line 2, column 3: expected a rule name");
-  EXPECT_EQ(ErrorOf("root ::= (\"a\" \"b\"\n"),
-            "line 2, column 1: expected ')' to close the group opened at line 1, column 10");
-  EXPECT_EQ(ErrorOf("root ::= * \"a\"\n"),
-            "line 1, column 10: '*' must follow a symbol, literal or group");
-  EXPECT_EQ(ErrorOf("root ::= \"a\"{3,2}\n"),
-            "line 1, column 13: repetition {3,2} has its maximum below its minimum");
-  EXPECT_EQ(ErrorOf("root ::= \"a\"{2\n"),
-            "line 1, column 15: expected '}' to close the repetition");
-  EXPECT_EQ(ErrorOf("root ::= \"\\q\"\n"), "line 1, column 11: unknown escape '\\q'");
-  EXPECT_EQ(ErrorOf("root ::= \"\\x4\"\n"), "line 1, column 11: expected 2 hex digits");
-  EXPECT_EQ(ErrorOf("root ::= \"a\" ) \"b\"\n"),
-            "line 1, column 14: expected end of line after rule 'root', found ')'");
-  EXPECT_EQ(ErrorOf("root ::= \"a\"\nroot ::= \"b\"\n"),
-            "line 2, column 1: rule 'root' is defined twice (first at line 1, column 1)");
-  EXPECT_EQ(ErrorOf("x ::= \"a\"\n"), "grammar has no rule named 'root'");
-  EXPECT_EQ(ErrorOf(""), "grammar has no rule named 'root'");
-  EXPECT_EQ(ErrorOf("root ::= <think> \"a\"\n"),
-            "line 1, column 10: token references (<...>, <[id]>, !<...>) are not supported");
-  // Columns count characters, not bytes.
-  EXPECT_EQ(ErrorOf("root ::= \"ü\" ü\n"),
-            "line 1, column 14: expected end of line after rule 'root', found 'ü'");
-  EXPECT_EQ(ErrorOf("root ::= \"\xC3\x28\"\n"), "line 1, column 11: invalid UTF-8");
-  EXPECT_EQ(ErrorOf("root ::= \"\\uD800\"\n"),
-            "line 1, column 11: a surrogate code point cannot be matched in UTF-8 text");
+  const std::pair<const char*, const char*> kCases[] = {
+      {"root ::= foo\n", "line 1, column 10: undefined rule 'foo'"},
+      {"root ::= \"a\"\nbar \"b\"\n", "line 2, column 5: expected '::=' after rule name 'bar'"},
+      {"root ::= \"abc\n", "line 1, column 10: unterminated string literal"},
+      {"root ::= [a-z\n", "line 1, column 10: unterminated character class"},
+      {"root ::= [z-a]\n", "line 1, column 11: character range is out of order"},
+      {"root ::= \"a\"\n  | \"b\"\n", "line 2, column 3: expected a rule name"},
+      {"root ::= (\"a\" \"b\"\n",
+       "line 2, column 1: expected ')' to close the group opened at line 1, column 10"},
+      {"root ::= * \"a\"\n", "line 1, column 10: '*' must follow a symbol, literal or group"},
+      {"root ::= \"a\"{3,2}\n",
+       "line 1, column 13: repetition {3,2} has its maximum below its minimum"},
+      {"root ::= \"a\"{2\n", "line 1, column 15: expected '}' to close the repetition"},
+      {"root ::= \"\\q\"\n", "line 1, column 11: unknown escape '\\q'"},
+      {"root ::= \"\\x4\"\n", "line 1, column 11: expected 2 hex digits"},
+      {"root ::= \"a\" ) \"b\"\n",
+       "line 1, column 14: expected end of line after rule 'root', found ')'"},
+      {"root ::= \"a\"\nroot ::= \"b\"\n",
+       "line 2, column 1: rule 'root' is defined twice (first at line 1, column 1)"},
+      {"x ::= \"a\"\n", "grammar has no rule named 'root'"},
+      {"", "grammar has no rule named 'root'"},
+      {"root ::= <think> \"a\"\n",
+       "line 1, column 10: token references (<...>, <[id]>, !<...>) are not supported"},
+      // Columns count characters, not bytes.
+      {"root ::= \"ü\" ü\n",
+       "line 1, column 14: expected end of line after rule 'root', found 'ü'"},
+      {"root ::= \"\xC3\x28\"\n", "line 1, column 11: invalid UTF-8"},
+      {"root ::= \"\\uD800\"\n",
+       "line 1, column 11: a surrogate code point cannot be matched in UTF-8 text"},
+  };
+  for (const auto& [text, error] : kCases) EXPECT_EQ(ErrorOf(text), error) << text;
 }
 
 TEST(GbnfParserTest, LeftRecursionIsRefused) {

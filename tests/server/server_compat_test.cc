@@ -6,7 +6,6 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "server/server_process.h"
 
@@ -26,10 +25,9 @@ size_t TokenCount(ServerProcess& s, const std::string& text) {
   return t["tokens"].size();
 }
 
-class ServerCompatTest : public ::testing::Test {
+class ServerCompatTest : public ServerFixture {
  protected:
-  void SetUp() override { ASSERT_TRUE(server_.ok()); }
-  ServerProcess server_{"--parallel 8 --served-model-name stories other-name"};
+  ServerCompatTest() : ServerFixture("--parallel 8 --served-model-name stories other-name") {}
 };
 
 TEST_F(ServerCompatTest, NullFieldsAreAbsentAndUnknownOnesIgnored) {
@@ -101,12 +99,7 @@ TEST_F(ServerCompatTest, ListOfPromptsAndEcho) {
           .dump(),
       "-N");
   std::string text;
-  std::istringstream in(s.body);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("data: {", 0) != 0) continue;
-    json c = json::parse(line.substr(6));
-    text += c["choices"][0]["text"].get<std::string>();
-  }
+  for (json c : SseChunks(s.body)) text += c["choices"][0]["text"].get<std::string>();
   EXPECT_EQ(text, p0 + g0);
 }
 
@@ -234,10 +227,8 @@ TEST(ServerReasoningTest, ThinkBlocksAreReasoningContent) {
   sbody["stream"] = true;
   HttpResult s = Http("POST", server.url("/v1/chat/completions"), sbody.dump(), "-N");
   std::string reasoning, content;
-  std::istringstream in(s.body);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("data: {", 0) != 0) continue;
-    const json d = json::parse(line.substr(6))["choices"][0]["delta"];
+  for (json chunk : SseChunks(s.body)) {
+    const json d = chunk["choices"][0]["delta"];
     if (d.contains("reasoning_content")) reasoning += d["reasoning_content"].get<std::string>();
     if (d.contains("content")) content += d["content"].get<std::string>();
   }

@@ -5,7 +5,6 @@
 
 #include <cstdio>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "server/server_process.h"
 #include "support/test_env.h"
@@ -15,20 +14,9 @@ namespace {
 
 using nlohmann::json;
 
-// The data: payloads of an SSE body, in order ("[DONE]" included).
-std::vector<std::string> SseEvents(const std::string& body) {
-  std::vector<std::string> events;
-  std::istringstream in(body);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("data: ", 0) == 0) events.push_back(line.substr(6));
-  }
-  return events;
-}
-
-class ServerCompletionTest : public ::testing::Test {
+class ServerCompletionTest : public ServerFixture {
  protected:
-  void SetUp() override { ASSERT_TRUE(server_.ok()); }
-  ServerProcess server_{"--parallel 4"};
+  ServerCompletionTest() : ServerFixture("--parallel 4") {}
 };
 
 TEST_F(ServerCompletionTest, GreedyCompletionEqualsForgeRun) {

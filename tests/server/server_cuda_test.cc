@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <future>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "server/server_process.h"
 #include "support/test_env.h"
@@ -27,11 +26,7 @@ std::string Complete(const ServerProcess& s, const std::string& prompt, int n, b
   if (r.status != 200) return "";
   if (!stream) return json::parse(r.body)["choices"][0]["text"].get<std::string>();
   std::string text;
-  std::istringstream in(r.body);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("data: {", 0) != 0) continue;
-    text += json::parse(line.substr(6))["choices"][0]["text"].get<std::string>();
-  }
+  for (json c : SseChunks(r.body)) text += c["choices"][0]["text"].get<std::string>();
   return text;
 }
 

@@ -12,9 +12,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "support/test_env.h"
 
@@ -56,8 +58,21 @@ class ServerProcess {
   std::string dir_;
 };
 
+// A fixture with its own server for each test, started with the derived fixture's arguments.
+class ServerFixture : public ::testing::Test {
+ protected:
+  explicit ServerFixture(const std::string& extra_args) : server_(extra_args) {}
+  void SetUp() override { ASSERT_TRUE(server_.ok()); }
+  ServerProcess server_;
+};
+
 // The text `forge run --device cpu --temp 0` prints for n tokens after prompt (stories260K).
 std::string ForgeRunGreedy(const std::string& prompt, int n);
+
+// The data: payloads of a server-sent-events body, in order ("[DONE]" included).
+std::vector<std::string> SseEvents(const std::string& body);
+// The payloads that are JSON objects (the chunks of a streamed answer), parsed, in order.
+std::vector<nlohmann::json> SseChunks(const std::string& body);
 // curl -s <args> against url; body (if not empty) is POSTed as the request body.
 HttpResult Http(const std::string& method, const std::string& url, const std::string& body = "",
                 const std::string& extra_curl_args = "");
@@ -191,6 +206,23 @@ inline HttpResult Http(const std::string& method, const std::string& url, const 
   r.body = ReadFile(base + ".body");
   r.headers = ReadFile(base + ".head");
   return r;
+}
+
+inline std::vector<std::string> SseEvents(const std::string& body) {
+  std::vector<std::string> events;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("data: ", 0) == 0) events.push_back(line.substr(6));
+  }
+  return events;
+}
+
+inline std::vector<nlohmann::json> SseChunks(const std::string& body) {
+  std::vector<nlohmann::json> chunks;
+  for (const std::string& e : SseEvents(body)) {
+    if (e.rfind('{', 0) == 0) chunks.push_back(nlohmann::json::parse(e));
+  }
+  return chunks;
 }
 
 inline double MetricValue(const std::string& metrics, const std::string& name_and_labels) {

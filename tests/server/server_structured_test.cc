@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,10 +45,9 @@ bool PrefixOf(const std::string& gbnf, const std::string& text) {
   return m.Accept(text);
 }
 
-class ServerStructuredTest : public ::testing::Test {
+class ServerStructuredTest : public ServerFixture {
  protected:
-  void SetUp() override { ASSERT_TRUE(server_.ok()); }
-  ServerProcess server_{"--parallel 8"};
+  ServerStructuredTest() : ServerFixture("--parallel 8") {}
 };
 
 TEST_F(ServerStructuredTest, JsonSchemaRepliesValidateOrArePrefixes) {
@@ -118,10 +116,7 @@ TEST_F(ServerStructuredTest, JsonObjectStreamingAndChoices) {
   HttpResult r = Http("POST", server_.url("/v1/chat/completions"), body.dump(), "-N");
   ASSERT_EQ(r.status, 200) << r.body;
   std::vector<std::string> streamed(3);
-  std::istringstream in(r.body);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("data: {", 0) != 0) continue;
-    const json chunk = json::parse(line.substr(6));
+  for (const json& chunk : SseChunks(r.body)) {
     for (const json& c : chunk["choices"]) {
       if (c["delta"].contains("content") && c["delta"]["content"].is_string()) {
         streamed[c["index"].get<int>()] += c["delta"]["content"].get<std::string>();

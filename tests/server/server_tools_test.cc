@@ -9,7 +9,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -99,10 +98,7 @@ TEST_P(ServerToolsTest, CallsRoundTripThroughTheTemplate) {
   HttpResult s = Http("POST", server.url("/v1/chat/completions"), streamed.dump(), "-N");
   ASSERT_EQ(s.status, 200) << s.body;
   std::string name, arguments, finish, content;
-  std::istringstream in(s.body);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("data: {", 0) != 0) continue;
-    const json chunk = json::parse(line.substr(6));
+  for (const json& chunk : SseChunks(s.body)) {
     for (const json& c : chunk["choices"]) {
       if (c["delta"].contains("content") && c["delta"]["content"].is_string()) {
         content += c["delta"]["content"].get<std::string>();

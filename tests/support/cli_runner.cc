@@ -35,4 +35,10 @@ CliResult RunForge(const std::string& args, const std::string& dir, const std::s
   return r;
 }
 
+void CliTest::SetUp() {
+  dir_ = TempDir();
+  ASSERT_TRUE(FileExists(ForgeBinary())) << "forge binary not found at " << ForgeBinary()
+                                         << " (build the forge_cli target, or set FORGE_BIN)";
+}
+
 }  // namespace forge::testing

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 #include "tokenizer_test_util.h"
 
 namespace forge {

@@ -9,10 +9,10 @@
 #include <random>
 #include <sstream>
 
+#include "base/utf8.h"
 #include "support/test_env.h"
 #include "tokenizer/bpe_presets.h"
 #include "tokenizer/pre_tokenizer.h"
-#include "tokenizer/utf8.h"
 
 namespace forge {
 namespace {

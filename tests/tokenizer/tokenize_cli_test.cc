@@ -15,17 +15,13 @@ namespace {
 
 using testing::CliResult;
 
-class TokenizeCliTest : public ::testing::Test {
+class TokenizeCliTest : public testing::CliTest {
  protected:
   void SetUp() override {
-    dir_ = testing::TempDir();
-    ASSERT_TRUE(testing::FileExists(testing::ForgeBinary()))
-        << "forge binary not found at " << testing::ForgeBinary()
-        << " (build the forge_cli target, or set FORGE_BIN)";
+    CliTest::SetUp();
     model_ = testing::TestDataPath("models/stories260K.gguf");
   }
-  CliResult Forge(const std::string& args) { return testing::RunForge(args, dir_); }
-  std::string dir_, model_;
+  std::string model_;
 };
 
 TEST_F(TokenizeCliTest, IdsOnOneLine) {

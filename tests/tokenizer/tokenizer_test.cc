@@ -11,9 +11,9 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "base/utf8.h"
 #include "gguf/gguf_file.h"
 #include "support/test_env.h"
-#include "tokenizer/utf8.h"
 #include "tokenizer_test_util.h"
 
 namespace forge {

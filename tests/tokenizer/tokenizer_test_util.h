@@ -9,14 +9,17 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gguf/gguf_file.h"
 #include "gguf/gguf_writer.h"
 #include "support/test_env.h"
 #include "tokenizer/byte_unicode.h"
+#include "tokenizer/encode_work.h"
 #include "tokenizer/tokenizer.h"
 
 namespace forge::testing {
@@ -111,6 +114,38 @@ inline std::unique_ptr<GgufFile> SyntheticBpeVocab(std::optional<std::string> pr
   auto file = GgufFile::Open(path);
   EXPECT_TRUE(file.ok()) << file.status().ToString();
   return file.ok() ? std::move(file).value() : nullptr;
+}
+
+// After a merge test on this thread since `before`: the windows ran (over 100 of them) and kept
+// their tokens, and some edge failed its proof (the piece was then merged whole), so both
+// outcomes were checked against the reference.
+inline void ExpectWindowsAndFallbacks(const EncodeWork& before, const std::string& label) {
+  EXPECT_GT(ThisThreadEncodeWork().windows, before.windows + 100) << label;
+  EXPECT_GT(ThisThreadEncodeWork().window_fallbacks, before.window_fallbacks) << label;
+}
+
+// Random words for the merge tests: each from one of the alphabets, picked at random, 1 to
+// max_len of its characters at random; a ' ' becomes space (the SentencePiece tests' U+2581).
+inline std::vector<std::string> RandomWords(uint32_t seed, int count, int max_len,
+                                            const std::vector<std::string>& alphabets,
+                                            std::string_view space = " ") {
+  std::mt19937 rng(seed);
+  std::vector<std::string> words;
+  for (int i = 0; i < count; ++i) {
+    const std::string& a = alphabets[rng() % alphabets.size()];
+    std::string w;
+    const int n = 1 + static_cast<int>(rng() % max_len);
+    for (int k = 0; k < n; ++k) {
+      const char c = a[rng() % a.size()];
+      if (c == ' ') {
+        w += space;
+      } else {
+        w.push_back(c);
+      }
+    }
+    words.push_back(w);
+  }
+  return words;
 }
 
 }  // namespace forge::testing

@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "jinja/value.h"
 #include "support/test_env.h"
-#include "tokenizer/jinja/value.h"
 
 namespace forge::testing {
 

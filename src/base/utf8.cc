@@ -1,5 +1,5 @@
 // UTF-8 decoding with maximal-subpart error replacement (Unicode 15, section 3.9, U+FFFD policy).
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 namespace forge::utf8 {
 namespace {

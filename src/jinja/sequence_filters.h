@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "tokenizer/jinja/value.h"
+#include "jinja/value.h"
 
 namespace forge::jinja::internal {
 

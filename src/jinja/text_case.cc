@@ -1,6 +1,6 @@
 // Python's case mapping (str.upper/lower/title/capitalize/islower/isupper) for ASCII, Latin-1,
 // Latin Extended-A and Cyrillic letters; other code points have no case here.
-#include "tokenizer/jinja/text.h"
+#include "jinja/text.h"
 
 namespace forge::jinja {
 namespace {
@@ -73,6 +73,35 @@ void AppendLower(char32_t c, std::u32string* out) {
   out->push_back(l ? l : c);
 }
 
+// str.islower / str.isupper: some character is of this case and none of the other.
+bool AllCasedAre(std::string_view s, bool (*this_case)(char32_t), bool (*other_case)(char32_t)) {
+  bool cased = false;
+  for (char32_t c : DecodeUtf8(s)) {
+    if (other_case(c)) return false;
+    cased = cased || this_case(c);
+  }
+  return cased;
+}
+
+// s with each character title-cased where title(first, previous) holds (first: it is the first
+// character; previous: the one before it), lower-cased elsewhere.
+template <typename Title>
+std::string TitleOrLower(std::string_view s, Title title) {
+  std::u32string out;
+  char32_t previous = 0;
+  bool first = true;
+  for (char32_t c : DecodeUtf8(s)) {
+    if (title(first, previous)) {
+      AppendTitle(c, &out);
+    } else {
+      AppendLower(c, &out);
+    }
+    previous = c;
+    first = false;
+  }
+  return EncodeUtf8(out);
+}
+
 }  // namespace
 
 std::string PyUpper(std::string_view s) {
@@ -88,49 +117,15 @@ std::string PyLower(std::string_view s) {
 }
 
 std::string PyCapitalize(std::string_view s) {
-  std::u32string out;
-  bool first = true;
-  for (char32_t c : DecodeUtf8(s)) {
-    if (first) {
-      AppendTitle(c, &out);
-    } else {
-      AppendLower(c, &out);
-    }
-    first = false;
-  }
-  return EncodeUtf8(out);
+  return TitleOrLower(s, [](bool first, char32_t) { return first; });
 }
 
 std::string PyTitle(std::string_view s) {
-  std::u32string out;
-  bool previous_cased = false;
-  for (char32_t c : DecodeUtf8(s)) {
-    if (previous_cased) {
-      AppendLower(c, &out);
-    } else {
-      AppendTitle(c, &out);
-    }
-    previous_cased = IsCased(c);
-  }
-  return EncodeUtf8(out);
+  return TitleOrLower(s, [](bool first, char32_t previous) { return first || !IsCased(previous); });
 }
 
-bool PyIsLower(std::string_view s) {
-  bool cased = false;
-  for (char32_t c : DecodeUtf8(s)) {
-    if (IsUpperCp(c)) return false;
-    cased = cased || IsLowerCp(c);
-  }
-  return cased;
-}
+bool PyIsLower(std::string_view s) { return AllCasedAre(s, IsLowerCp, IsUpperCp); }
 
-bool PyIsUpper(std::string_view s) {
-  bool cased = false;
-  for (char32_t c : DecodeUtf8(s)) {
-    if (IsLowerCp(c)) return false;
-    cased = cased || IsUpperCp(c);
-  }
-  return cased;
-}
+bool PyIsUpper(std::string_view s) { return AllCasedAre(s, IsUpperCp, IsLowerCp); }
 
 }  // namespace forge::jinja

@@ -1,7 +1,7 @@
 // Expression evaluation: names, literals, attribute and item access, slices, calls, filters,
 // tests, arithmetic, comparisons, and/or/not and inline if.
-#include "tokenizer/jinja/builtins.h"
-#include "tokenizer/jinja/evaluator_impl.h"
+#include "jinja/builtins.h"
+#include "jinja/evaluator_impl.h"
 
 namespace forge::jinja::internal {
 

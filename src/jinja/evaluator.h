@@ -7,8 +7,8 @@
 #include <string>
 
 #include "base/status.h"
-#include "tokenizer/jinja/ast.h"
-#include "tokenizer/jinja/value.h"
+#include "jinja/ast.h"
+#include "jinja/value.h"
 
 namespace forge::jinja {
 

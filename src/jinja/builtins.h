@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "base/status.h"
-#include "tokenizer/jinja/value.h"
+#include "jinja/value.h"
 
 namespace forge::jinja {
 

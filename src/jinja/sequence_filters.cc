@@ -1,13 +1,13 @@
 // Jinja's filters over sequences and mappings: join, first/last, list, items, map, select and
 // reject (attr), sum, sort, unique, min/max, dictsort and reverse.
-#include "tokenizer/jinja/sequence_filters.h"
+#include "jinja/sequence_filters.h"
 
 #include <algorithm>
 #include <cstdlib>
 
-#include "tokenizer/jinja/args.h"
-#include "tokenizer/jinja/builtins.h"
-#include "tokenizer/jinja/text.h"
+#include "jinja/args.h"
+#include "jinja/builtins.h"
+#include "jinja/text.h"
 
 namespace forge::jinja::internal {
 namespace {

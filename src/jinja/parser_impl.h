@@ -4,14 +4,15 @@
 #pragma once
 
 #include <algorithm>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "base/status.h"
-#include "tokenizer/jinja/ast.h"
-#include "tokenizer/jinja/lexer.h"
+#include "jinja/ast.h"
+#include "jinja/lexer.h"
 
 namespace forge::jinja::internal {
 
@@ -120,16 +121,23 @@ class Parser {
   StatusOr<ExprPtr> ParseTuple(bool with_condexpr, const std::vector<std::string>& extra_end,
                                bool explicit_parentheses);
   StatusOr<ExprPtr> ParseExpression(bool with_condexpr);
+  // A left-associative chain of `keyword` (or, and) over operands parsed by `operand`.
+  StatusOr<ExprPtr> ParseLogical(std::string_view keyword, ExprKind kind,
+                                 StatusOr<ExprPtr> (Parser::*operand)());
   StatusOr<ExprPtr> ParseOr();
   StatusOr<ExprPtr> ParseAnd();
   StatusOr<ExprPtr> ParseNot();
   StatusOr<ExprPtr> ParseCompare();
   StatusOr<ExprPtr> Binary(ExprPtr left, std::string op, ExprPtr right, int line);
+  // A left-associative chain of the binary operators `ops` over operands parsed by `operand`.
+  StatusOr<ExprPtr> ParseBinaryChain(std::initializer_list<std::string_view> ops,
+                                     StatusOr<ExprPtr> (Parser::*operand)());
   StatusOr<ExprPtr> ParseMath1();
   StatusOr<ExprPtr> ParseConcat();
   StatusOr<ExprPtr> ParseMath2();
   StatusOr<ExprPtr> ParsePow();
   StatusOr<ExprPtr> ParseUnary(bool with_filter);
+  StatusOr<ExprPtr> ParseFiltered();  // ParseUnary(true): an operand of **
   StatusOr<ExprPtr> ParsePrimary();
   StatusOr<ExprPtr> ParsePostfix(ExprPtr node);
   StatusOr<ExprPtr> ParseFilterExpr(ExprPtr node);

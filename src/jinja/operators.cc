@@ -3,8 +3,8 @@
 #include <cmath>
 #include <ctime>
 
-#include "tokenizer/jinja/args.h"
-#include "tokenizer/jinja/builtins.h"
+#include "jinja/args.h"
+#include "jinja/builtins.h"
 
 namespace forge::jinja {
 namespace {

@@ -1,11 +1,12 @@
 // The Jinja2 lexer, rule for rule (jinja2/lexer.py, with trim_blocks and lstrip_blocks on).
-#include "tokenizer/jinja/lexer.h"
+#include "jinja/lexer.h"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 
-#include "tokenizer/jinja/text.h"
+#include "base/escapes.h"
+#include "jinja/text.h"
 
 namespace forge::jinja {
 namespace {
@@ -13,12 +14,6 @@ namespace {
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 bool IsNameStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool IsNameChar(char c) { return IsNameStart(c) || IsDigit(c); }
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 class Lexer {
  public:
@@ -49,6 +44,15 @@ class Lexer {
   size_t SkipSpace(size_t p) const {
     while (size_t len = SpaceLenAt(src_, p)) p += len;
     return p;
+  }
+  // Past the end of a block or comment tag whose closing delimiter ("%}" or "#}") is at p: with
+  // '+' before it what follows is kept, with '-' the whitespace after it is skipped, else one
+  // newline after it (trim_blocks); npos when no closing delimiter is at p.
+  size_t BlockEndAt(size_t p, std::string_view close) const {
+    if (At(p, "+") && At(p + 1, close)) return p + 1 + close.size();
+    if (At(p, "-") && At(p + 1, close)) return SkipSpace(p + 1 + close.size());
+    if (At(p, close)) return p + close.size() + (At(p + close.size(), "\n") ? 1 : 0);
+    return std::string::npos;
   }
   // Consumes src_[pos_, end): counts its lines and remembers whether it ended a line.
   void Advance(size_t end) {
@@ -129,16 +133,8 @@ class Lexer {
       p = SkipSpace(p);
       if (!At(p, "endraw")) continue;
       p = SkipSpace(p + 6);
-      size_t end;
-      if (At(p, "+%}")) {
-        end = p + 3;
-      } else if (At(p, "-%}")) {
-        end = SkipSpace(p + 3);
-      } else if (At(p, "%}")) {
-        end = p + 2 + (At(p + 2, "\n") ? 1 : 0);
-      } else {
-        continue;
-      }
+      const size_t end = BlockEndAt(p, "%}");
+      if (end == std::string::npos) continue;
       EmitText(std::string_view(src_).substr(pos_, q - pos_), sign, true);
       Advance(end);
       return Status::Ok();
@@ -149,14 +145,7 @@ class Lexer {
   Status LexComment() {
     if (pos_ >= src_.size()) return Status::Ok();
     for (size_t j = pos_; j < src_.size(); ++j) {
-      size_t end = std::string::npos;
-      if (At(j, "+#}")) {
-        end = j + 3;
-      } else if (At(j, "-#}")) {
-        end = SkipSpace(j + 3);
-      } else if (At(j, "#}")) {
-        end = j + 2 + (At(j + 2, "\n") ? 1 : 0);
-      }
+      const size_t end = BlockEndAt(j, "#}");
       if (end != std::string::npos) {
         Advance(end);
         return Status::Ok();
@@ -173,10 +162,7 @@ class Lexer {
       if (At(pos_, "}}")) return pos_ + 2;
       return std::string::npos;
     }
-    if (At(pos_, "+%}")) return pos_ + 3;
-    if (At(pos_, "-%}")) return SkipSpace(pos_ + 3);
-    if (At(pos_, "%}")) return pos_ + 2 + (At(pos_ + 2, "\n") ? 1 : 0);
-    return std::string::npos;
+    return BlockEndAt(pos_, "%}");
   }
 
   Status LexTag(bool variable) {
@@ -284,7 +270,7 @@ class Lexer {
       auto digit_ok = [b](char c) {
         if (b == 'b') return c == '0' || c == '1';
         if (b == 'o') return c >= '0' && c <= '7';
-        return HexValue(c) >= 0;
+        return HexDigitValue(c) >= 0;
       };
       if (b == 'b' || b == 'o' || b == 'x') {
         size_t q = p + 2, end = std::string::npos;
@@ -401,14 +387,12 @@ class Lexer {
         case 'u':
         case 'U': {
           const int len = c == 'x' ? 2 : (c == 'u' ? 4 : 8);
-          uint32_t cp = 0;
-          for (int k = 0; k < len; ++k) {
-            const int h = i + 1 + k < s.size() ? HexValue(s[i + 1 + k]) : -1;
-            if (h < 0) return Error(std::string("truncated \\") + c + " escape");
-            cp = cp * 16 + static_cast<uint32_t>(h);
-          }
+          size_t end = i + 1;
+          const std::optional<uint64_t> hex = ReadHexDigits(s, &end, len);
+          if (!hex) return Error(std::string("truncated \\") + c + " escape");
           i += len;
-          if (cp > 0x10FFFF) return Error("illegal Unicode character in string literal");
+          if (*hex > 0x10FFFF) return Error("illegal Unicode character in string literal");
+          const uint32_t cp = static_cast<uint32_t>(*hex);
           if (cp >= 0xD800 && cp <= 0xDFFF) {
             return UnimplementedError("line " + std::to_string(line_) +
                                       ": surrogate code points in string literals");

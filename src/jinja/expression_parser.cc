@@ -1,6 +1,6 @@
 // The expression half of the parser: jinja2's precedence climbing from conditional expressions
 // down to primaries, postfix subscripts and calls, filters and tests.
-#include "tokenizer/jinja/parser_impl.h"
+#include "jinja/parser_impl.h"
 
 namespace forge::jinja::internal {
 
@@ -54,28 +54,23 @@ StatusOr<ExprPtr> Parser::ParseExpression(bool with_condexpr) {
   return expr1;
 }
 
-StatusOr<ExprPtr> Parser::ParseOr() {
-  ASSIGN_OR_RETURN(ExprPtr left, ParseAnd());
-  while (IsName("or")) {
-    auto e = MakeExpr(ExprKind::kOr, cur().line);
+StatusOr<ExprPtr> Parser::ParseLogical(std::string_view keyword, ExprKind kind,
+                                       StatusOr<ExprPtr> (Parser::*operand)()) {
+  ASSIGN_OR_RETURN(ExprPtr left, (this->*operand)());
+  while (IsName(keyword)) {
+    auto e = MakeExpr(kind, cur().line);
     Next();
     e->a = std::move(left);
-    ASSIGN_OR_RETURN(e->b, ParseAnd());
+    ASSIGN_OR_RETURN(e->b, (this->*operand)());
     left = std::move(e);
   }
   return left;
 }
 
+StatusOr<ExprPtr> Parser::ParseOr() { return ParseLogical("or", ExprKind::kOr, &Parser::ParseAnd); }
+
 StatusOr<ExprPtr> Parser::ParseAnd() {
-  ASSIGN_OR_RETURN(ExprPtr left, ParseNot());
-  while (IsName("and")) {
-    auto e = MakeExpr(ExprKind::kAnd, cur().line);
-    Next();
-    e->a = std::move(left);
-    ASSIGN_OR_RETURN(e->b, ParseNot());
-    left = std::move(e);
-  }
-  return left;
+  return ParseLogical("and", ExprKind::kAnd, &Parser::ParseNot);
 }
 
 StatusOr<ExprPtr> Parser::ParseNot() {
@@ -128,16 +123,24 @@ StatusOr<ExprPtr> Parser::Binary(ExprPtr left, std::string op, ExprPtr right, in
   return e;
 }
 
-StatusOr<ExprPtr> Parser::ParseMath1() {
-  ASSIGN_OR_RETURN(ExprPtr left, ParseConcat());
-  while (IsOp("+") || IsOp("-")) {
+StatusOr<ExprPtr> Parser::ParseBinaryChain(std::initializer_list<std::string_view> ops,
+                                           StatusOr<ExprPtr> (Parser::*operand)()) {
+  auto at_op = [&] {
+    return std::any_of(ops.begin(), ops.end(), [&](auto op) { return IsOp(op); });
+  };
+  ASSIGN_OR_RETURN(ExprPtr left, (this->*operand)());
+  while (at_op()) {
     const std::string op = cur().value;
     const int line = cur().line;
     Next();
-    ASSIGN_OR_RETURN(ExprPtr right, ParseConcat());
+    ASSIGN_OR_RETURN(ExprPtr right, (this->*operand)());
     ASSIGN_OR_RETURN(left, Binary(std::move(left), op, std::move(right), line));
   }
   return left;
+}
+
+StatusOr<ExprPtr> Parser::ParseMath1() {
+  return ParseBinaryChain({"+", "-"}, &Parser::ParseConcat);
 }
 
 StatusOr<ExprPtr> Parser::ParseConcat() {
@@ -154,27 +157,12 @@ StatusOr<ExprPtr> Parser::ParseConcat() {
 }
 
 StatusOr<ExprPtr> Parser::ParseMath2() {
-  ASSIGN_OR_RETURN(ExprPtr left, ParsePow());
-  while (IsOp("*") || IsOp("/") || IsOp("//") || IsOp("%")) {
-    const std::string op = cur().value;
-    const int line = cur().line;
-    Next();
-    ASSIGN_OR_RETURN(ExprPtr right, ParsePow());
-    ASSIGN_OR_RETURN(left, Binary(std::move(left), op, std::move(right), line));
-  }
-  return left;
+  return ParseBinaryChain({"*", "/", "//", "%"}, &Parser::ParsePow);
 }
 
-StatusOr<ExprPtr> Parser::ParsePow() {
-  ASSIGN_OR_RETURN(ExprPtr left, ParseUnary(true));
-  while (IsOp("**")) {
-    const int line = cur().line;
-    Next();
-    ASSIGN_OR_RETURN(ExprPtr right, ParseUnary(true));
-    ASSIGN_OR_RETURN(left, Binary(std::move(left), "**", std::move(right), line));
-  }
-  return left;
-}
+StatusOr<ExprPtr> Parser::ParsePow() { return ParseBinaryChain({"**"}, &Parser::ParseFiltered); }
+
+StatusOr<ExprPtr> Parser::ParseFiltered() { return ParseUnary(true); }
 
 StatusOr<ExprPtr> Parser::ParseUnary(bool with_filter) {
   DepthGuard guard(this);

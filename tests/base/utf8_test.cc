@@ -1,6 +1,6 @@
 // UTF-8 handling against Python's bytes.decode("utf-8", "replace") on random byte strings (an
 // independent implementation of the same maximal-subpart rule), and streaming == one shot.
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 #include <gtest/gtest.h>
 

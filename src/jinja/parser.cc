@@ -1,10 +1,10 @@
 // The statement half of the parser (data, {{ }}, {% tags %}) and ParseTemplate.
-#include "tokenizer/jinja/parser.h"
+#include "jinja/parser.h"
 
 #include <algorithm>
 
-#include "tokenizer/jinja/builtins.h"
-#include "tokenizer/jinja/parser_impl.h"
+#include "jinja/builtins.h"
+#include "jinja/parser_impl.h"
 
 namespace forge::jinja {
 namespace internal {

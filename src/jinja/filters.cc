@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "tokenizer/jinja/args.h"
-#include "tokenizer/jinja/builtins.h"
-#include "tokenizer/jinja/sequence_filters.h"
-#include "tokenizer/jinja/text.h"
+#include "jinja/args.h"
+#include "jinja/builtins.h"
+#include "jinja/sequence_filters.h"
+#include "jinja/text.h"
 
 namespace forge::jinja {
 namespace {

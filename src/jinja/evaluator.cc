@@ -1,11 +1,11 @@
 // Statement execution: output, if, for (with loop variables), set, macros and call blocks,
 // filter/with/generation blocks, break and continue; and Render.
-#include "tokenizer/jinja/evaluator.h"
+#include "jinja/evaluator.h"
 
 #include <memory>
 
-#include "tokenizer/jinja/builtins.h"
-#include "tokenizer/jinja/evaluator_impl.h"
+#include "jinja/builtins.h"
+#include "jinja/evaluator_impl.h"
 
 namespace forge::jinja {
 namespace internal {

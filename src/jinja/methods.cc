@@ -2,9 +2,9 @@
 // Python str/dict/list methods templates call (.strip(), .split(), .items(), ...).
 #include <algorithm>
 
-#include "tokenizer/jinja/args.h"
-#include "tokenizer/jinja/builtins.h"
-#include "tokenizer/jinja/text.h"
+#include "jinja/args.h"
+#include "jinja/builtins.h"
+#include "jinja/text.h"
 
 namespace forge::jinja {
 namespace {

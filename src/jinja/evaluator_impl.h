@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "base/status.h"
-#include "tokenizer/jinja/ast.h"
-#include "tokenizer/jinja/evaluator.h"
-#include "tokenizer/jinja/value.h"
+#include "jinja/ast.h"
+#include "jinja/evaluator.h"
+#include "jinja/value.h"
 
 namespace forge::jinja::internal {
 

@@ -1,7 +1,7 @@
 // Python str semantics over UTF-8 strings: see text.h.
-#include "tokenizer/jinja/text.h"
+#include "jinja/text.h"
 
-#include "tokenizer/utf8.h"
+#include "base/utf8.h"
 
 #include <algorithm>
 #include <charconv>

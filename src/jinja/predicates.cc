@@ -1,9 +1,9 @@
 // Jinja's tests, the `x is <name>` predicates (jinja2/tests.py).
 #include <algorithm>
 
-#include "tokenizer/jinja/args.h"
-#include "tokenizer/jinja/builtins.h"
-#include "tokenizer/jinja/text.h"
+#include "jinja/args.h"
+#include "jinja/builtins.h"
+#include "jinja/text.h"
 
 namespace forge::jinja {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "tokenizer/jinja/value.h"
+#include "jinja/value.h"
 
 namespace forge::jinja {
 

@@ -1,5 +1,6 @@
-// UTF-8 helpers for the tokenizers: decoding code points leniently, encoding, validation, and
-// replacing invalid or incomplete sequences with U+FFFD the way Python's "replace" handler does.
+// UTF-8 helpers (the tokenizers, the Jinja interpreter): decoding code points leniently, encoding,
+// validation, and replacing invalid or incomplete sequences with U+FFFD the way Python's "replace"
+// handler does.
 #pragma once
 
 #include <cstddef>

@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
+#include "jinja/evaluator.h"
+#include "jinja/parser.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/chat_templates/jinja_oracle.h"
-#include "tokenizer/jinja/evaluator.h"
-#include "tokenizer/jinja/parser.h"
 
 namespace forge {
 namespace {

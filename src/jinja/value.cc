@@ -1,10 +1,10 @@
 // Value semantics (Python's) and json.dumps: see value.h.
-#include "tokenizer/jinja/value.h"
+#include "jinja/value.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "tokenizer/jinja/text.h"
+#include "jinja/text.h"
 
 namespace forge::jinja {
 namespace {
