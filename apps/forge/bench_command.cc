@@ -133,7 +133,7 @@ StatusOr<Floors> MeasureFloors(Backend& backend) {
 // share at once, so the floor is one GPU's share over its bandwidth (all-reduces not counted).
 struct Loaded {
   std::unique_ptr<LoadedModel> loaded;
-  Model* model = nullptr;
+  ModelRunner* model = nullptr;
   Floors floors;
 };
 
@@ -153,7 +153,7 @@ std::string Percent(double got, double floor) {
   return buf;
 }
 
-void PrintTensorParallel(const Model& m) {
+void PrintTensorParallel(const ModelRunner& m) {
   if (m.tensor_parallel() == 1) return;
   std::printf(
       "tensor parallel: %d GPUs, each holding %.1f MB of weights; floors are one GPU's share "
@@ -161,15 +161,15 @@ void PrintTensorParallel(const Model& m) {
       m.tensor_parallel(), WeightMatrixBytes(m.weights(), true) / 1e6);
 }
 
-void PrintGraphStats(const Model& m) {
-  const ModelStats& st = m.stats();
+void PrintGraphStats(const ModelRunner& m) {
+  const RunnerStats& st = m.stats();
   std::printf("graphs: %lld captures, %lld replays; %lld eager forwards\n",
               static_cast<long long>(st.graph_captures), static_cast<long long>(st.graph_replays),
               static_cast<long long>(st.eager_forwards));
 }
 
-nlohmann::json StatsJson(const Model& m) {
-  const ModelStats& st = m.stats();
+nlohmann::json StatsJson(const ModelRunner& m) {
+  const RunnerStats& st = m.stats();
   return {{"graph_captures", st.graph_captures},
           {"graph_replays", st.graph_replays},
           {"eager_forwards", st.eager_forwards}};
@@ -189,7 +189,7 @@ int RunModel(const ModelArgs& a) {
     std::fprintf(stderr, "forge bench: %s\n", loaded.status().ToString().c_str());
     return 1;
   }
-  Model& model = *loaded->model;
+  ModelRunner& model = *loaded->model;
   const Floors& floors = loaded->floors;
   ModelBenchOptions o;
   o.copy_bytes_per_s = floors.copy_bytes_per_s;
@@ -252,7 +252,7 @@ int RunBatched(const ModelArgs& a) {
     std::fprintf(stderr, "forge bench: %s\n", loaded.status().ToString().c_str());
     return 1;
   }
-  Model& model = *loaded->model;
+  ModelRunner& model = *loaded->model;
   const Floors& floors = loaded->floors;
   BatchedBenchOptions o;
   o.n_seqs = a.seqs;

@@ -29,7 +29,7 @@ std::string Fraction(double f) {
 // The KV budget on a backend that reports its memory: reserves the workspace for the largest
 // step, then leaves total * (1 - fraction) of the device free. Error when one full context does
 // not fit.
-StatusOr<int64_t> PlanDeviceKvBudget(Model& model, const EngineOptions& o, int64_t ctx,
+StatusOr<int64_t> PlanDeviceKvBudget(ModelRunner& model, const EngineOptions& o, int64_t ctx,
                                      const KvCacheShape& shape, int64_t* workspace_bytes) {
   Backend& be = model.backend();
   int64_t free_before = 0, total = 0;
@@ -60,14 +60,14 @@ StatusOr<int64_t> PlanDeviceKvBudget(Model& model, const EngineOptions& o, int64
 
 }  // namespace
 
-Engine::Engine(Model& model, const Tokenizer* tokenizer, const EngineOptions& options)
+Engine::Engine(ModelRunner& model, const Tokenizer* tokenizer, const EngineOptions& options)
     : model_(model),
       tokenizer_(tokenizer),
       options_(options),
       sampler_(static_cast<int32_t>(model.config().n_vocab)),
       busy_window_(Clock::now()) {}
 
-StatusOr<std::unique_ptr<Engine>> Engine::Create(Model& model, const Tokenizer* tokenizer,
+StatusOr<std::unique_ptr<Engine>> Engine::Create(ModelRunner& model, const Tokenizer* tokenizer,
                                                  const EngineOptions& options) {
   const int64_t ctx = options.ctx_size > 0 ? options.ctx_size : model.config().n_ctx_train;
   if (ctx <= 0) {

@@ -1,5 +1,5 @@
-// Engine: many requests at once on one Model: continuous batching (one forward per step over a
-// Scheduler's plan), chunked prefill, prefix caching, preemption, forks, cancellation, streamed
+// Engine: many requests at once on one ModelRunner: continuous batching (one forward per step over
+// a Scheduler's plan), chunked prefill, prefix caching, preemption, forks, cancellation, streamed
 // events. The same engine runs on every backend; submission and cancellation are thread-safe.
 #pragma once
 
@@ -22,7 +22,7 @@
 #include "grammar/grammar.h"
 #include "grammar/grammar_matcher.h"
 #include "grammar/token_vocab.h"
-#include "model/model.h"
+#include "runtime/model_runner.h"
 #include "sampling/sampler.h"
 #include "sched/scheduler.h"
 #include "tokenizer/tokenizer.h"
@@ -33,7 +33,7 @@ class Engine {
  public:
   // The model and tokenizer must outlive the engine. Without a tokenizer only token-id prompts
   // are accepted and events carry no text. Errors: bad options, a KV cache that cannot be made.
-  static StatusOr<std::unique_ptr<Engine>> Create(Model& model, const Tokenizer* tokenizer,
+  static StatusOr<std::unique_ptr<Engine>> Create(ModelRunner& model, const Tokenizer* tokenizer,
                                                   const EngineOptions& options = {});
   // Stops the loop thread; unfinished requests end with kCancelled ("engine shut down").
   ~Engine();
@@ -69,7 +69,7 @@ class Engine {
   using Clock = std::chrono::steady_clock;
   struct Request;
 
-  Engine(Model& model, const Tokenizer* tokenizer, const EngineOptions& options);
+  Engine(ModelRunner& model, const Tokenizer* tokenizer, const EngineOptions& options);
   void Loop();
   void DrainInbox();
   void AdmitRequest(std::unique_ptr<Request> r);
@@ -93,7 +93,7 @@ class Engine {
   StatusOr<SampleResult> SampleToken(Request* r, int32_t sample, std::span<const float> logits);
   void PublishStats(bool ran, int64_t prefill_tokens, double seconds);
 
-  Model& model_;
+  ModelRunner& model_;
   const Tokenizer* tokenizer_;
   EngineOptions options_;
   int64_t ctx_size_ = 0;

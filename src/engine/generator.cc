@@ -11,7 +11,7 @@
 
 namespace forge {
 
-Generator::Generator(Model& model, const Tokenizer& tokenizer, GeneratorOptions options)
+Generator::Generator(ModelRunner& model, const Tokenizer& tokenizer, GeneratorOptions options)
     : model_(model), tokenizer_(tokenizer), options_(options) {
   ctx_size_ = options.ctx_size > 0 ? options.ctx_size : model.config().n_ctx_train;
 }

@@ -1,4 +1,4 @@
-// Generator: one request from prompt ids to streamed text on a Model: prefill in chunks, then
+// Generator: one request from prompt ids to streamed text on a ModelRunner: prefill in chunks, then
 // decode with the Sampler until EOS, a stop token or string, max_tokens or the context's end.
 // The batch-of-one use of the same ForwardBatch / KvCache path the engine batches.
 #pragma once
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "grammar/grammar.h"
-#include "model/model.h"
+#include "runtime/model_runner.h"
 #include "sampling/sampling_params.h"
 #include "sampling/stop.h"
 #include "tokenizer/tokenizer.h"
@@ -41,7 +41,7 @@ struct GeneratorOptions {
 
 class Generator {
  public:
-  Generator(Model& model, const Tokenizer& tokenizer, GeneratorOptions options = {});
+  Generator(ModelRunner& model, const Tokenizer& tokenizer, GeneratorOptions options = {});
 
   // on_text receives each piece of text as it becomes final; returning false stops generation.
   // Errors: a prompt that does not fit in the context (with room for one token), bad params.
@@ -51,7 +51,7 @@ class Generator {
   int64_t ctx_size() const { return ctx_size_; }
 
  private:
-  Model& model_;
+  ModelRunner& model_;
   const Tokenizer& tokenizer_;
   GeneratorOptions options_;
   int64_t ctx_size_;

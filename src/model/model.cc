@@ -1,168 +1,27 @@
-// Model::Load (one backend or one per tensor-parallel rank), the activation dtype, the KV cache
-// and the workspace.
+// Model::Open: the config, then the weights.
 #include "model/model.h"
 
-#include <algorithm>
+#include <utility>
 
 namespace forge {
 
-StatusOr<std::unique_ptr<Model>> Model::Load(const std::string& path, Backend* backend,
-                                             const LoadProgress& progress,
-                                             const ModelOptions& options) {
+StatusOr<Model> Model::Open(const std::string& path) {
   ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(path));
-  return FromFileParallel(std::move(file), {backend}, nullptr, progress, options);
+  return FromFile(std::move(file));
 }
 
-StatusOr<std::unique_ptr<Model>> Model::FromFile(std::unique_ptr<GgufFile> file, Backend* backend,
-                                                 const LoadProgress& progress,
-                                                 const ModelOptions& options) {
-  return FromFileParallel(std::move(file), {backend}, nullptr, progress, options);
-}
-
-StatusOr<std::unique_ptr<Model>> Model::LoadParallel(const std::string& path,
-                                                     std::vector<Backend*> ranks,
-                                                     Collective* collective,
-                                                     const LoadProgress& progress,
-                                                     const ModelOptions& options) {
-  ASSIGN_OR_RETURN(std::unique_ptr<GgufFile> file, GgufFile::Open(path));
-  return FromFileParallel(std::move(file), std::move(ranks), collective, progress, options);
-}
-
-StatusOr<std::unique_ptr<Model>> Model::FromFileParallel(std::unique_ptr<GgufFile> file,
-                                                         std::vector<Backend*> ranks,
-                                                         Collective* collective,
-                                                         const LoadProgress& progress,
-                                                         const ModelOptions& options) {
-  const int n = static_cast<int>(ranks.size());
-  if (n < 1) return InvalidArgumentError("model: no backend");
-  if (n > 1 && (collective == nullptr || collective->size() != n)) {
-    return InvalidArgumentError("model: tensor parallelism over " + std::to_string(n) +
-                                " backends needs a collective of as many ranks");
-  }
-  auto m = std::unique_ptr<Model>(new Model());
+StatusOr<Model> Model::FromFile(std::unique_ptr<GgufFile> file) {
+  Model m;
   const std::string path = file->path();
   auto config = LoadModelConfig(*file);
   if (!config.ok()) return config.status().WithContext(path);
-  m->config_ = std::move(config).value();
-  auto weights = BindModelWeights(*file, m->config_);
+  m.config = std::move(config).value();
+  auto weights = BindModelWeights(*file, m.config);
   if (!weights.ok()) return weights.status().WithContext(path);
-  Backend& first = *ranks[0];
-  m->dtype_ =
-      options.dtype ? *options.dtype : first.DefaultActivationType(weights->layers[0].wq.type);
-  if (!first.SupportsActivationType(m->dtype_)) {
-    return UnimplementedError("the " + first.name() + " backend does not run " +
-                              DTypeName(m->dtype_) + " activations");
-  }
-  // Progress over every rank's share: each rank's bytes follow the earlier ranks'.
-  int64_t offset = 0;
-  for (int r = 0; r < n; ++r) {
-    auto rank = std::make_unique<Rank>();
-    rank->index = r;
-    rank->backend = ranks[r];
-    auto plan = PlanShard(m->config_, *weights, r, n);
-    if (!plan.ok()) return plan.status().WithContext(path);
-    rank->plan = *plan;
-    ASSIGN_OR_RETURN(rank->shard, ShardWeights(m->config_, *weights, rank->plan));
-    LoadProgress rank_progress;
-    if (progress) {
-      rank_progress = [&, r, n](int64_t done, int64_t rank_total) {
-        progress(offset + done, offset + rank_total * (n - r));
-      };
-    }
-    auto prepared = PrepareModelWeights(rank->shard.weights, *ranks[r], m->dtype_, rank_progress);
-    if (!prepared.ok()) {
-      Status s = prepared.status();
-      if (n > 1) s = s.WithContext("tensor-parallel rank " + std::to_string(r));
-      return s.WithContext(path);
-    }
-    rank->weights = std::move(prepared).value();
-    offset += WeightMatrixBytes(rank->shard.weights, true);
-    m->ranks_.push_back(std::move(rank));
-  }
-  m->file_ = std::move(file);
-  m->collective_ = collective;
-  m->threads_ = std::make_unique<RankThreads>(n);
-  m->graphs_enabled_ = options.graphs;
+  m.weights = std::move(weights).value();
+  m.architecture = FindArchitecture(m.config.arch);  // LoadModelConfig found it
+  m.file = std::move(file);
   return m;
-}
-
-Model::~Model() {
-  // Graphs and buffers go before the threads and the backends they were made on.
-  ranks_.clear();
-}
-
-KvCacheShape Model::CacheShape(int64_t num_blocks, int64_t block_size) const {
-  KvCacheShape s;
-  s.n_layer = config_.n_layer;
-  s.n_kv_heads = ranks_[0]->shard.config.n_head_kv;
-  s.head_dim = config_.head_dim;
-  s.block_size = block_size;
-  s.num_blocks = num_blocks;
-  s.dtype = dtype_;
-  return s;
-}
-
-StatusOr<std::unique_ptr<KvCache>> Model::CreateKvCache(int64_t num_blocks, int64_t block_size) {
-  std::vector<Backend*> backends;
-  for (const auto& r : ranks_) backends.push_back(r->backend);
-  return KvCache::Create(backends, CacheShape(num_blocks, block_size));
-}
-
-Status Model::ReserveWorkspace(int64_t n_tokens, int64_t n_out) {
-  for (const auto& r : ranks_) RETURN_IF_ERROR(EnsureWorkspace(*r, n_tokens, n_out));
-  return Status::Ok();
-}
-
-Status Model::EnsureWorkspace(Rank& r, int64_t n_tokens, int64_t n_out) {
-  const ModelConfig& c = r.shard.config;
-  const int64_t a = static_cast<int64_t>(DTypeSize(dtype_));
-  auto alloc = [&](std::unique_ptr<BackendBuffer>& buf, int64_t bytes) -> Status {
-    buf.reset();  // free first: the old and new buffers need not fit together
-    ASSIGN_OR_RETURN(buf, r.backend->Alloc(static_cast<size_t>(std::max<int64_t>(bytes, 4))));
-    return Status::Ok();
-  };
-  if (n_tokens > r.ws_tokens || n_out > r.ws_out) r.graphs.clear();  // they hold old pointers
-  if (r.ws_tokens == 0) {  // first use: the one-token forms, sized for every layer's matmuls
-    auto form_bytes = [&](const WeightView& v) -> int64_t {
-      return v.data != nullptr ? r.backend->QuantizedActivationBytes(v, 1, dtype_, DType::kF32) : 0;
-    };
-    int64_t xn_q = 0, attn_q = 0, act_q = 0;
-    for (const LayerWeights& w : r.weights.layers) {
-      for (const WeightView* v :
-           {&w.wqkv, &w.wqk, &w.wq, &w.wk, &w.wv, &w.w_gate_up, &w.w_gate, &w.w_up}) {
-        xn_q = std::max(xn_q, form_bytes(*v));
-      }
-      attn_q = std::max(attn_q, form_bytes(w.wo));
-      act_q = std::max(act_q, form_bytes(w.w_down));
-    }
-    if (xn_q > 0) RETURN_IF_ERROR(alloc(r.xn_q, xn_q));
-    if (attn_q > 0) RETURN_IF_ERROR(alloc(r.attn_q, attn_q));
-    if (act_q > 0) RETURN_IF_ERROR(alloc(r.act_q, act_q));
-  }
-  if (n_tokens > r.ws_tokens) {
-    r.ws_tokens = std::max(n_tokens, 2 * r.ws_tokens);
-    const int64_t t = r.ws_tokens;
-    RETURN_IF_ERROR(alloc(r.x, t * c.n_embd * 4));  // the residual stream stays F32
-    RETURN_IF_ERROR(alloc(r.xn, t * c.n_embd * a));
-    RETURN_IF_ERROR(alloc(r.qkv, t * (c.q_dim() + 2 * c.kv_dim()) * 4));
-    RETURN_IF_ERROR(alloc(r.attn, t * c.q_dim() * a));
-    // Products that feed an elementwise op or the residual stay F32 (q/k/v, gate/up, o/down).
-    RETURN_IF_ERROR(alloc(r.ff, t * 2 * c.n_ff * 4));
-    RETURN_IF_ERROR(alloc(r.act, t * c.n_ff * a));
-    RETURN_IF_ERROR(alloc(r.delta, t * c.n_embd * 4));
-  }
-  if (n_out > r.ws_out) {
-    r.ws_out = std::max(n_out, 2 * r.ws_out);
-    RETURN_IF_ERROR(alloc(r.out_rows, r.ws_out * c.n_embd * a));
-    const int n = tensor_parallel();
-    if (n > 1) {
-      RETURN_IF_ERROR(alloc(r.logits_part, r.ws_out * r.plan.vocab_pad * 4));
-      RETURN_IF_ERROR(alloc(r.logits_all, n * r.ws_out * r.plan.vocab_pad * 4));
-    }
-    // The whole vocabulary's logits live on rank 0 (sampling runs there).
-    if (r.index == 0) RETURN_IF_ERROR(alloc(r.logits, r.ws_out * config_.n_vocab * 4));
-  }
-  return Status::Ok();
 }
 
 }  // namespace forge

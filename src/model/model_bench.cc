@@ -14,7 +14,7 @@ namespace {
 
 // A step as the engine runs it: the forward, then a greedy choice for each logits row where the
 // logits are (the token ids come back, not the logits).
-Status ForwardAndSample(Model& model, const ForwardBatch& b, KvCache& cache) {
+Status ForwardAndSample(ModelRunner& model, const ForwardBatch& b, KvCache& cache) {
   RETURN_IF_ERROR(model.Forward(b, cache, nullptr));
   const std::vector<SampleRow> rows(b.logits_indices.size());  // greedy, no edits
   std::vector<SampleOut> out;
@@ -35,7 +35,7 @@ double Median(std::vector<double> v) {
 
 // Every weight tensor but token_embd (gathered by row), as stored in the file; with tied
 // embeddings the output head reads token_embd in full. Tensor parallelism: rank 0's matrices.
-int64_t WeightBytesPerStep(Model& model) {
+int64_t WeightBytesPerStep(ModelRunner& model) {
   if (model.tensor_parallel() > 1) return WeightMatrixBytes(model.host_weights(0), false);
   int64_t bytes = 0;
   for (const auto& t : model.file().tensors()) {
@@ -46,7 +46,7 @@ int64_t WeightBytesPerStep(Model& model) {
 }
 
 // Parameters of the matrices outside the embedding (the output head counts, tied or not).
-double ParamsOutsideEmbedding(Model& model) {
+double ParamsOutsideEmbedding(ModelRunner& model) {
   const ModelConfig& c = model.config();
   int64_t params = 0;
   for (const auto& t : model.file().tensors()) {
@@ -57,18 +57,18 @@ double ParamsOutsideEmbedding(Model& model) {
 }
 
 // K and V of every layer for one position, in the activation dtype (one rank's KV heads).
-int64_t KvBytesPerToken(Model& model) {
+int64_t KvBytesPerToken(ModelRunner& model) {
   const ModelConfig& c = model.config();
   return 2 * c.n_layer * model.CacheShape(1).n_kv_heads * c.head_dim *
          static_cast<int64_t>(DTypeSize(model.dtype()));
 }
 
 // Query dimensions one rank attends over.
-int64_t RankQDim(Model& model) { return model.config().q_dim() / model.tensor_parallel(); }
+int64_t RankQDim(ModelRunner& model) { return model.config().q_dim() / model.tensor_parallel(); }
 
 }  // namespace
 
-StatusOr<ModelBenchResult> RunModelBench(Model& model, const ModelBenchOptions& o) {
+StatusOr<ModelBenchResult> RunModelBench(ModelRunner& model, const ModelBenchOptions& o) {
   const ModelConfig& c = model.config();
   const int bs = 16;
   const int64_t max_tokens = std::max(o.pp_tokens, o.tg_tokens);
@@ -131,7 +131,7 @@ std::string Str(int64_t v) { return std::to_string(v); }
 
 // Prefills every sequence's prompt in forward calls of at most `chunk` tokens, prompts packed in
 // order (split at the budget). Returns the number of calls; `seconds` is their summed wall time.
-Status Prefill(Model& model, KvCache& cache, const std::vector<std::vector<int32_t>>& prompts,
+Status Prefill(ModelRunner& model, KvCache& cache, const std::vector<std::vector<int32_t>>& prompts,
                const std::vector<std::vector<int32_t>>& tables, int chunk, int block_size,
                int* calls, double* seconds) {
   size_t seq = 0;
@@ -161,8 +161,8 @@ Status Prefill(Model& model, KvCache& cache, const std::vector<std::vector<int32
 }
 
 // One decode step: every sequence advances one token at position `pos` and chooses its next.
-Status DecodeStep(Model& model, KvCache& cache, const std::vector<int32_t>& tokens, int32_t pos,
-                  const std::vector<std::vector<int32_t>>& tables, int block_size) {
+Status DecodeStep(ModelRunner& model, KvCache& cache, const std::vector<int32_t>& tokens,
+                  int32_t pos, const std::vector<std::vector<int32_t>>& tables, int block_size) {
   ForwardBatch b;
   b.block_size = block_size;
   for (size_t s = 0; s < tokens.size(); ++s) {
@@ -174,7 +174,7 @@ Status DecodeStep(Model& model, KvCache& cache, const std::vector<int32_t>& toke
 
 }  // namespace
 
-StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOptions& o) {
+StatusOr<BatchedBenchResult> RunBatchedBench(ModelRunner& model, const BatchedBenchOptions& o) {
   if (o.n_seqs.empty()) return InvalidArgumentError("batched bench: no n_seqs given");
   for (int n : o.n_seqs) {
     if (n <= 0) return InvalidArgumentError("batched bench: n_seqs=" + Str(n) + ": must be > 0");
@@ -241,13 +241,13 @@ StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOpt
     // Untimed step at position pp (records this batch size's graph); the first timed step
     // writes the same position again.
     RETURN_IF_ERROR(DecodeStep(model, *cache, inputs[0], o.pp_tokens, seq_tables, bs));
-    const ModelStats before = model.stats();
+    const RunnerStats before = model.stats();
     auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < o.tg_tokens; ++i) {
       RETURN_IF_ERROR(DecodeStep(model, *cache, inputs[i], o.pp_tokens + i, seq_tables, bs));
     }
     row.decode_seconds = Seconds(t0);
-    const ModelStats& after = model.stats();
+    const RunnerStats& after = model.stats();
     row.decode_graph_captures = after.graph_captures - before.graph_captures;
     row.decode_graph_replays = after.graph_replays - before.graph_replays;
     row.decode_eager_forwards = after.eager_forwards - before.eager_forwards;

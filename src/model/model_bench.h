@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "model/model.h"
+#include "runtime/model_runner.h"
 
 namespace forge {
 
@@ -30,7 +30,7 @@ struct ModelBenchResult {
   double pp_floor_tokens_per_s = 0;    // flops rate / flops per token
 };
 
-StatusOr<ModelBenchResult> RunModelBench(Model& model, const ModelBenchOptions& options);
+StatusOr<ModelBenchResult> RunModelBench(ModelRunner& model, const ModelBenchOptions& options);
 
 struct BatchedBenchOptions {
   std::vector<int> n_seqs = {1, 16, 64, 128};  // one configuration per entry
@@ -87,6 +87,7 @@ struct BatchedBenchResult {
 // each configuration runs one untimed decode step (recording its graph where the backend has
 // graphs) whose K/V the first timed step overwrites. Decode inputs are random tokens drawn before
 // timing (sampling is not measured); every prompt is different.
-StatusOr<BatchedBenchResult> RunBatchedBench(Model& model, const BatchedBenchOptions& options);
+StatusOr<BatchedBenchResult> RunBatchedBench(ModelRunner& model,
+                                             const BatchedBenchOptions& options);
 
 }  // namespace forge

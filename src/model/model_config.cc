@@ -1,25 +1,14 @@
-// LoadModelConfig: the common llama-family keys, then each architecture's traits.
+// LoadModelConfig: the common llama-family keys, then each architecture's traits
+// (architecture.h).
 #include "model/model_config.h"
 
 #include <cmath>
 #include <cstdio>
 
+#include "model/architecture.h"
+
 namespace forge {
 namespace {
-
-struct ArchTraits {
-  const char* name;
-  RopeStyle rope;
-  bool qkv_bias, qk_norm, fused_qkv, fused_gate_up;
-};
-
-// One row per supported architecture.
-constexpr ArchTraits kArchs[] = {
-    {"llama", RopeStyle::kAdjacent, false, false, false, false},
-    {"qwen2", RopeStyle::kNeox, true, false, false, false},
-    {"qwen3", RopeStyle::kNeox, false, true, false, false},
-    {"phi3", RopeStyle::kNeox, false, false, true, true},
-};
 
 // Bounds far past any real model that keep sizes computed from them (products of several, in
 // int64) from overflowing.
@@ -31,15 +20,66 @@ constexpr int64_t kMaxFf = int64_t{1} << 22;
 constexpr int64_t kMaxContext = int64_t{1} << 30;
 constexpr int64_t kMaxVocab = int64_t{1} << 28;
 
+// `name` = v as a dimension: positive, at most max.
+Status CheckDim(const std::string& name, uint64_t v, int64_t max) {
+  if (v == 0) return InvalidArgumentError(name + " is 0");
+  if (v > static_cast<uint64_t>(max)) {
+    return InvalidArgumentError(name + " = " + std::to_string(v) +
+                                " is past any real model (at most " + std::to_string(max) + ")");
+  }
+  return Status::Ok();
+}
+
 // A positive u32 dimension, at most max.
 StatusOr<int64_t> GetDim(const GgufFile& f, const std::string& key, int64_t max) {
   ASSIGN_OR_RETURN(uint32_t v, f.GetU32(key));
-  if (v == 0) return InvalidArgumentError(key + " is 0");
-  if (v > max) {
-    return InvalidArgumentError(key + " = " + std::to_string(v) +
-                                " is past any real model (at most " + std::to_string(max) + ")");
-  }
+  RETURN_IF_ERROR(CheckDim(key, v, max));
   return static_cast<int64_t>(v);
+}
+
+bool IsArray(const GgufFile& f, const std::string& key) {
+  const GgufValue* v = f.Find(key);
+  return v != nullptr && v->type() == GgufType::kArray;
+}
+
+// How an error names layer l's value of `key`: the key, indexed where the file has one value per
+// layer.
+std::string LayerKey(const GgufFile& f, const std::string& key, int64_t l) {
+  return IsArray(f, key) ? key + "[" + std::to_string(l) + "]" : key;
+}
+
+// A dimension of every layer (GetDim's bounds): one u32 for all of them, or an array of n_layer
+// integers, one per layer, as llama.cpp writes head counts and FFN widths.
+StatusOr<std::vector<int64_t>> GetLayerDims(const GgufFile& f, const std::string& key,
+                                            int64_t n_layer, int64_t max) {
+  if (!IsArray(f, key)) {
+    ASSIGN_OR_RETURN(int64_t v, GetDim(f, key, max));
+    return std::vector<int64_t>(n_layer, v);
+  }
+  const GgufValue& array = *f.Find(key);
+  if (!GgufIsInteger(array.elem_type())) {
+    return InvalidArgumentError(key + " is an array of " +
+                                std::string(GgufTypeName(array.elem_type())) +
+                                ", expected integers");
+  }
+  const std::vector<GgufValue>& items = array.items();
+  if (static_cast<int64_t>(items.size()) != n_layer) {
+    return InvalidArgumentError(key + " has " + std::to_string(items.size()) + " values for " +
+                                std::to_string(n_layer) + " layers");
+  }
+  std::vector<int64_t> dims(items.size());
+  for (size_t l = 0; l < items.size(); ++l) {
+    const std::string name = key + "[" + std::to_string(l) + "]";
+    const GgufType t = items[l].type();
+    const bool is_signed =
+        t == GgufType::kI8 || t == GgufType::kI16 || t == GgufType::kI32 || t == GgufType::kI64;
+    if (is_signed && items[l].i64() < 0) {
+      return InvalidArgumentError(name + " = " + std::to_string(items[l].i64()) + " is negative");
+    }
+    RETURN_IF_ERROR(CheckDim(name, items[l].u64(), max));
+    dims[l] = static_cast<int64_t>(items[l].u64());
+  }
+  return dims;
 }
 
 // A finite, positive f32 (below `below` when given), or def when the key is absent.
@@ -119,10 +159,7 @@ std::string ModelConfig::Summary() const {
 StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
   ModelConfig c;
   ASSIGN_OR_RETURN(c.arch, f.GetString("general.architecture"));
-  const ArchTraits* traits = nullptr;
-  for (const ArchTraits& t : kArchs) {
-    if (c.arch == t.name) traits = &t;
-  }
+  const Architecture* architecture = FindArchitecture(c.arch);
   const std::string a = c.arch + ".";
   if (f.Has(a + "expert_count")) {
     ASSIGN_OR_RETURN(uint32_t experts, f.GetU32(a + "expert_count"));
@@ -132,24 +169,31 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
                                 " experts); Forge does not run mixture-of-experts models");
     }
   }
-  if (traits == nullptr) {
-    return UnimplementedError("unknown architecture '" + c.arch +
-                              "' (Forge runs llama, qwen2, qwen3, phi3)");
+  if (architecture == nullptr) {
+    return UnimplementedError("unknown architecture '" + c.arch + "' (Forge runs " +
+                              ArchitectureNames() + ")");
   }
   ASSIGN_OR_RETURN(c.name, f.GetStringOr("general.name", ""));
   ASSIGN_OR_RETURN(c.n_embd, GetDim(f, a + "embedding_length", kMaxEmbd));
   ASSIGN_OR_RETURN(c.n_layer, GetDim(f, a + "block_count", kMaxLayers));
-  ASSIGN_OR_RETURN(c.n_head, GetDim(f, a + "attention.head_count", kMaxHeads));
-  ASSIGN_OR_RETURN(c.n_ff, GetDim(f, a + "feed_forward_length", kMaxFf));
-  c.n_head_kv = c.n_head;
-  if (f.Has(a + "attention.head_count_kv")) {
-    ASSIGN_OR_RETURN(c.n_head_kv, GetDim(f, a + "attention.head_count_kv", kMaxHeads));
+  const std::string heads_key = a + "attention.head_count", kv_key = a + "attention.head_count_kv";
+  ASSIGN_OR_RETURN(std::vector<int64_t> heads, GetLayerDims(f, heads_key, c.n_layer, kMaxHeads));
+  ASSIGN_OR_RETURN(std::vector<int64_t> ffs,
+                   GetLayerDims(f, a + "feed_forward_length", c.n_layer, kMaxFf));
+  std::vector<int64_t> kv_heads = heads;
+  if (f.Has(kv_key)) {
+    ASSIGN_OR_RETURN(kv_heads, GetLayerDims(f, kv_key, c.n_layer, kMaxHeads));
   }
-  if (c.n_head % c.n_head_kv != 0) {
-    return InvalidArgumentError(a + "attention.head_count " + std::to_string(c.n_head) +
-                                " is not a multiple of " + a + "attention.head_count_kv " +
-                                std::to_string(c.n_head_kv));
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    if (heads[l] % kv_heads[l] != 0) {
+      return InvalidArgumentError(LayerKey(f, heads_key, l) + " " + std::to_string(heads[l]) +
+                                  " is not a multiple of " + LayerKey(f, kv_key, l) + " " +
+                                  std::to_string(kv_heads[l]));
+    }
   }
+  c.n_head = heads[0];
+  c.n_head_kv = kv_heads[0];
+  c.n_ff = ffs[0];
   c.head_dim = c.n_embd / c.n_head;
   if (f.Has(a + "attention.key_length")) {
     ASSIGN_OR_RETURN(c.head_dim, GetDim(f, a + "attention.key_length", kMaxHeadDim));
@@ -198,11 +242,19 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
   } else if (scaling != "none") {
     return UnimplementedError("unknown rope.scaling.type '" + scaling + "'");
   }
-  c.rope_style = traits->rope;
-  c.qkv_bias = traits->qkv_bias;
-  c.qk_norm = traits->qk_norm;
-  c.fused_qkv = traits->fused_qkv;
-  c.fused_gate_up = traits->fused_gate_up;
+  c.layers.resize(c.n_layer);
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    c.layers[l] = {.n_head = heads[l],
+                   .n_head_kv = kv_heads[l],
+                   .n_ff = ffs[l],
+                   .rope_theta = c.rope_theta,
+                   .sliding_window = 0};
+  }
+  c.rope_style = architecture->rope;
+  c.qkv_bias = architecture->qkv_bias;
+  c.qk_norm = architecture->qk_norm;
+  c.fused_qkv = architecture->fused_qkv;
+  c.fused_gate_up = architecture->fused_gate_up;
   c.rope_freq_factors = f.FindTensor("rope_freqs.weight") != nullptr;
   RETURN_IF_ERROR(CheckRopeFreqs(f));
   c.tied_embeddings = f.FindTensor("output.weight") == nullptr;
@@ -215,7 +267,32 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
                                 " rows: no usable vocabulary");
   }
   RETURN_IF_ERROR(CheckVocabSize(f, c.arch, c.n_vocab));
+  RETURN_IF_ERROR(CheckUniformLayers(c));
+  if (architecture->check != nullptr) RETURN_IF_ERROR(architecture->check(c));
   return c;
+}
+
+Status CheckUniformLayers(const ModelConfig& c) {
+  struct Field {
+    const char* key;
+    int64_t LayerConfig::*value;
+  };
+  constexpr Field kFields[] = {{"attention.head_count", &LayerConfig::n_head},
+                               {"attention.head_count_kv", &LayerConfig::n_head_kv},
+                               {"feed_forward_length", &LayerConfig::n_ff}};
+  for (const Field& field : kFields) {
+    for (int64_t l = 1; l < static_cast<int64_t>(c.layers.size()); ++l) {
+      const int64_t first = c.layers[0].*field.value, here = c.layers[l].*field.value;
+      if (here != first) {
+        return UnimplementedError(c.arch + "." + field.key +
+                                  " differs between layers (layer 0: " + std::to_string(first) +
+                                  ", layer " + std::to_string(l) + ": " + std::to_string(here) +
+                                  "); Forge runs models whose layers all have the same head "
+                                  "counts and FFN width");
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace forge

@@ -101,6 +101,12 @@ StatusOr<WeightShard> ShardWeights(const ModelConfig& c, const ModelWeights& hos
   s.config.n_head_kv = p.n_head_kv;
   s.config.n_ff = p.n_ff;
   s.config.n_vocab = p.n_vocab;
+  // Every layer's are the shard's too (a model's layers are alike: CheckUniformLayers).
+  for (LayerConfig& l : s.config.layers) {
+    l.n_head = p.n_head;
+    l.n_head_kv = p.n_head_kv;
+    l.n_ff = p.n_ff;
+  }
   if (p.n == 1) {
     s.weights = host;
     return s;

@@ -98,7 +98,7 @@ class BracketCheckingBackend : public Backend {
 
 TEST(EngineBusyTest, EveryOpOfAStepIsInsideABracket) {
   BracketCheckingBackend be;
-  auto model = Model::Load(TestDataPath("models/stories260K.gguf"), &be);
+  auto model = ModelRunner::Load(TestDataPath("models/stories260K.gguf"), &be);
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   auto engine = Engine::Create(**model, Stories260K().tokenizer.get(), TestOptions(64, 8, 64));
   ASSERT_TRUE(engine.ok()) << engine.status().ToString();

@@ -111,7 +111,7 @@ struct ConstrainedRun {
 };
 
 // Runs every case (and an unconstrained request between them) through one engine together.
-inline ConstrainedRun RunConstrained(Model& model, const Tokenizer& tokenizer,
+inline ConstrainedRun RunConstrained(ModelRunner& model, const Tokenizer& tokenizer,
                                      const std::vector<ConstrainedCase>& cases,
                                      const std::vector<std::shared_ptr<const Grammar>>& grammars,
                                      int32_t kv_blocks) {
@@ -192,7 +192,7 @@ inline std::vector<uint32_t> BruteForceAllowed(const GrammarMatcher& matcher,
 // a preempted run must give the very same tokens; else it must give valid ones. python_oracles:
 // Debian's python3-jsonschema and python3-regex are installed (CI; the GPU machine has neither:
 // there the brute-force replay is the oracle).
-inline void ExpectConstrainedGeneration(Model& model, const Tokenizer& tokenizer,
+inline void ExpectConstrainedGeneration(ModelRunner& model, const Tokenizer& tokenizer,
                                         bool batch_invariant, bool python_oracles = true) {
   const std::vector<ConstrainedCase> cases = ConstrainedCases();
   std::vector<std::shared_ptr<const Grammar>> grammars;

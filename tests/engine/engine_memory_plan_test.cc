@@ -38,7 +38,7 @@ EngineOptions SmallOptions() {
 
 TEST(EngineMemoryPlanTest, FractionOutsideZeroOneIsRefused) {
   auto backend = MakeCpuBackend();
-  auto model = Model::Load(TinyModel(), backend.get());
+  auto model = ModelRunner::Load(TinyModel(), backend.get());
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   for (double f : {0.0, -0.5, 1.01, 2.0, std::numeric_limits<double>::quiet_NaN()}) {
     EngineOptions o = SmallOptions();
@@ -64,7 +64,7 @@ TEST(EngineMemoryPlanTest, GpuPoolIsPlannedFromFreeMemory) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   auto backend = CreateBackend("cuda");
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
-  auto model = Model::Load(TinyModel(), backend->get());
+  auto model = ModelRunner::Load(TinyModel(), backend->get());
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   int64_t free_bytes = 0, total_bytes = 0;
   (*backend)->MemoryInfo(&free_bytes, &total_bytes);

@@ -84,7 +84,7 @@ inline std::vector<SamplingCase> SamplingCases() {
 
 // Runs every case on `model` (stories260K-sized) through one engine together and checks each
 // sample's tokens and logprobs against the host Sampler on the captured logits.
-inline void ExpectEngineSamplingMatchesSampler(Model& model) {
+inline void ExpectEngineSamplingMatchesSampler(ModelRunner& model) {
   const std::vector<SamplingCase> cases = SamplingCases();
   struct Row {
     std::vector<float> logits;

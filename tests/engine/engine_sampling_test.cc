@@ -8,7 +8,7 @@ namespace {
 
 TEST(EngineSamplingTest, SampleOpEqualsHostSampler) {
   auto backend = MakeCpuBackend();
-  auto model = Model::Load(testing::TestDataPath("models/stories260K.gguf"), backend.get());
+  auto model = ModelRunner::Load(testing::TestDataPath("models/stories260K.gguf"), backend.get());
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   testing::ExpectEngineSamplingMatchesSampler(**model);
 }

@@ -18,7 +18,7 @@ namespace forge::testing {
 struct Stories {
   std::vector<std::unique_ptr<Backend>> backends;  // one CPU backend per tensor-parallel rank
   std::unique_ptr<Collective> collective;
-  std::unique_ptr<Model> model;
+  std::unique_ptr<ModelRunner> model;
   std::unique_ptr<Tokenizer> tokenizer;
 };
 
@@ -45,8 +45,8 @@ inline Stories& Stories260K() {
     std::vector<Backend*> ranks;
     for (int r = 0; r < n; ++r) ranks.push_back(s->backends.emplace_back(MakeCpuBackend()).get());
     if (n > 1) s->collective = MakeHostCollective(n);
-    auto m =
-        Model::LoadParallel(TestDataPath("models/stories260K.gguf"), ranks, s->collective.get());
+    auto m = ModelRunner::LoadParallel(TestDataPath("models/stories260K.gguf"), ranks,
+                                       s->collective.get());
     CHECK(m.ok()) << m.status().ToString();
     s->model = std::move(m).value();
     auto t = Tokenizer::FromGguf(s->model->file());

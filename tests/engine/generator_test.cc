@@ -16,13 +16,13 @@ namespace {
 
 struct Loaded {
   std::unique_ptr<Backend> backend = MakeCpuBackend();
-  std::unique_ptr<Model> model;
+  std::unique_ptr<ModelRunner> model;
   std::unique_ptr<Tokenizer> tokenizer;
 };
 
 std::unique_ptr<Loaded> Load(const std::string& file) {
   auto l = std::make_unique<Loaded>();
-  auto m = Model::Load(testing::TestDataPath("models/" + file), l->backend.get());
+  auto m = ModelRunner::Load(testing::TestDataPath("models/" + file), l->backend.get());
   EXPECT_TRUE(m.ok()) << m.status().ToString();
   l->model = std::move(m).value();
   auto t = Tokenizer::FromGguf(l->model->file());

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <random>
 
-#include "model/model.h"
+#include "runtime/model_runner.h"
 #include "sched/block_pool.h"
 #include "support/test_env.h"
 
@@ -16,7 +16,7 @@ namespace {
 constexpr int kBlock = 16;
 
 struct Runner {
-  Model* model;
+  ModelRunner* model;
   KvCache* cache;
   BlockPool* pool;
 };
@@ -56,7 +56,7 @@ void CheckModel(const std::string& path, int ranks = 1) {
   for (int r = 0; r < ranks; ++r)
     rank_backends.push_back(backends.emplace_back(MakeCpuBackend()).get());
   std::unique_ptr<Collective> collective = ranks > 1 ? MakeHostCollective(ranks) : nullptr;
-  auto model = Model::LoadParallel(path, rank_backends, collective.get());
+  auto model = ModelRunner::LoadParallel(path, rank_backends, collective.get());
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const int64_t V = (*model)->config().n_vocab;
   auto cache = (*model)->CreateKvCache(256, kBlock);

@@ -23,14 +23,14 @@ class ModelBenchTest : public ::testing::Test {
     auto made = MakeModel(*spec, path_);
     ASSERT_TRUE(made.ok()) << made.status().ToString();
     backend_ = MakeCpuBackend();
-    auto model = Model::Load(path_, backend_.get());
+    auto model = ModelRunner::Load(path_, backend_.get());
     ASSERT_TRUE(model.ok()) << model.status().ToString();
     model_ = std::move(model).value();
   }
 
   std::string path_;
   std::unique_ptr<Backend> backend_;
-  std::unique_ptr<Model> model_;
+  std::unique_ptr<ModelRunner> model_;
 };
 
 bool PositiveFinite(double v) { return std::isfinite(v) && v > 0; }

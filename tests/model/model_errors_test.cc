@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "gguf/gguf_writer.h"
-#include "model/model.h"
+#include "runtime/model_runner.h"
 #include "support/test_env.h"
 
 namespace forge {
@@ -44,7 +44,7 @@ std::string Rewrite(const Fault& fault, const std::string& name) {
 
 Status LoadError(const Fault& fault, const std::string& name) {
   auto backend = MakeCpuBackend();
-  auto m = Model::Load(Rewrite(fault, name), backend.get());
+  auto m = ModelRunner::Load(Rewrite(fault, name), backend.get());
   return m.ok() ? Status::Ok() : m.status();
 }
 
@@ -88,7 +88,7 @@ TEST(ModelErrorsTest, YarnRefusedLinearApplied) {
     w.Set("llama.rope.scaling.factor", GgufValue::F32(4.0f));
   }};
   auto backend = MakeCpuBackend();
-  auto m = Model::Load(Rewrite(linear, "linear"), backend.get());
+  auto m = ModelRunner::Load(Rewrite(linear, "linear"), backend.get());
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_FLOAT_EQ((*m)->config().rope_freq_scale, 0.25f);
 }
@@ -212,7 +212,7 @@ TEST(ModelErrorsTest, VocabularyMustMatchTheEmbedding) {
 
 TEST(ModelErrorsTest, StoriesConfig) {
   auto backend = MakeCpuBackend();
-  auto m = Model::Load(testing::TestDataPath("models/stories260K.gguf"), backend.get());
+  auto m = ModelRunner::Load(testing::TestDataPath("models/stories260K.gguf"), backend.get());
   ASSERT_TRUE(m.ok());
   const ModelConfig& c = (*m)->config();
   EXPECT_EQ(c.arch, "llama");

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/model.h"
-#include "model/teacher_forced.h"
 #include "modelgen/model_maker.h"
+#include "runtime/model_runner.h"
+#include "runtime/teacher_forced.h"
 #include "support/op_harness.h"
 #include "support/test_env.h"
 
@@ -24,7 +24,7 @@ constexpr double kF32Bound = 1e-5;  // DESIGN.md
 struct Parallel {
   std::vector<std::unique_ptr<Backend>> backends;
   std::unique_ptr<Collective> collective;
-  std::unique_ptr<Model> model;
+  std::unique_ptr<ModelRunner> model;
   Status status;
 };
 
@@ -33,7 +33,7 @@ std::unique_ptr<Parallel> LoadOn(const std::string& path, int n) {
   std::vector<Backend*> ranks;
   for (int r = 0; r < n; ++r) ranks.push_back(p->backends.emplace_back(MakeCpuBackend()).get());
   if (n > 1) p->collective = MakeHostCollective(n);
-  auto m = Model::LoadParallel(path, ranks, p->collective.get());
+  auto m = ModelRunner::LoadParallel(path, ranks, p->collective.get());
   p->status = m.status();
   if (m.ok()) p->model = std::move(m).value();
   return p;
@@ -127,13 +127,13 @@ TEST(ModelParallelTest, RefusesHeadsThatDoNotDivide) {
 
 TEST(ModelParallelTest, NeedsACollectiveOfAsManyRanks) {
   auto a = MakeCpuBackend(), b = MakeCpuBackend();
-  auto m = Model::LoadParallel(testing::TestDataPath("models/stories260K.gguf"), {a.get(), b.get()},
-                               nullptr);
+  auto m = ModelRunner::LoadParallel(testing::TestDataPath("models/stories260K.gguf"),
+                                     {a.get(), b.get()}, nullptr);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument);
   auto three = MakeHostCollective(3);
-  m = Model::LoadParallel(testing::TestDataPath("models/stories260K.gguf"), {a.get(), b.get()},
-                          three.get());
+  m = ModelRunner::LoadParallel(testing::TestDataPath("models/stories260K.gguf"),
+                                {a.get(), b.get()}, three.get());
   EXPECT_FALSE(m.ok());
 }
 

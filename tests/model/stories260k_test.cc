@@ -7,7 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "model/model.h"
+#include "runtime/model_runner.h"
 #include "sched/block_pool.h"
 #include "support/test_env.h"
 
@@ -34,7 +34,7 @@ class Stories260KTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(Stories260KTest, GreedyPathsAndLogits) {
   const std::string file = GetParam();
   auto backend = MakeCpuBackend();
-  auto model = Model::Load(testing::TestDataPath("models/" + file), backend.get());
+  auto model = ModelRunner::Load(testing::TestDataPath("models/" + file), backend.get());
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   const ModelConfig& c = (*model)->config();
   EXPECT_EQ(c.n_vocab, 512);

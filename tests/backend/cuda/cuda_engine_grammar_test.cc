@@ -11,8 +11,8 @@ TEST(CudaEngineGrammarTest, ConstrainedSamplesFollowTheirGrammars) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   auto backend = MakeCudaBackend();
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
-  auto model = Model::Load(testing::TestDataPath("models/stories260K.gguf"), backend->get(), {},
-                           {DType::kF32});
+  auto model = ModelRunner::Load(testing::TestDataPath("models/stories260K.gguf"), backend->get(),
+                                 {}, {DType::kF32});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   auto tokenizer = Tokenizer::FromGguf((*model)->file());
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status().ToString();

@@ -10,8 +10,8 @@ TEST(CudaEngineSamplingTest, SampleOpEqualsHostSampler) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   auto gpu = MakeCudaBackend();
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
-  auto model =
-      Model::Load(testing::TestDataPath("models/stories260K.gguf"), gpu->get(), {}, {DType::kF32});
+  auto model = ModelRunner::Load(testing::TestDataPath("models/stories260K.gguf"), gpu->get(), {},
+                                 {DType::kF32});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   testing::ExpectEngineSamplingMatchesSampler(**model);
 }

@@ -8,8 +8,8 @@
 #include <numeric>
 
 #include "backend/cuda/cuda_backend.h"
-#include "model/teacher_forced.h"
 #include "modelgen/model_maker.h"
+#include "runtime/teacher_forced.h"
 #include "support/op_harness.h"
 #include "support/test_env.h"
 
@@ -63,13 +63,13 @@ std::vector<int32_t> Tokens(int n, int seed) {
 
 struct Loaded {
   std::unique_ptr<Backend> backend;
-  std::unique_ptr<Model> model;
+  std::unique_ptr<ModelRunner> model;
 };
 
-Loaded Load(const std::string& path, std::unique_ptr<Backend> backend, ModelOptions o = {}) {
+Loaded Load(const std::string& path, std::unique_ptr<Backend> backend, RunnerOptions o = {}) {
   Loaded l;
   l.backend = std::move(backend);
-  auto m = Model::Load(path, l.backend.get(), {}, o);
+  auto m = ModelRunner::Load(path, l.backend.get(), {}, o);
   EXPECT_TRUE(m.ok()) << m.status().ToString();
   if (m.ok()) l.model = std::move(m).value();
   return l;
@@ -122,7 +122,7 @@ TEST_P(CudaHalfModelTest, Stories260KTeacherForcedWithinBound) {
 
 // Prefills n sequences (each alone) into `cache`, then decodes `steps` tokens for all of them,
 // batched (one Forward per step) or each alone; returns every decode step's logits by sequence.
-std::vector<std::vector<float>> Decode(Model& model, KvCache& cache, int n, int steps,
+std::vector<std::vector<float>> Decode(ModelRunner& model, KvCache& cache, int n, int steps,
                                        bool batched) {
   const int64_t V = model.config().n_vocab;
   const int bs = 16, per_seq = 16;  // 256 tokens per sequence
@@ -174,7 +174,7 @@ TEST_P(CudaHalfModelTest, GraphReplayEqualsEagerAndBatchedEqualsAlone) {
   Loaded cpu = Load(path, MakeCpuBackend());
   ASSERT_TRUE(gpu.model && cpu.model);
   const int n = 5, steps = 12;
-  auto run = [&](Model& m, bool batched) {
+  auto run = [&](ModelRunner& m, bool batched) {
     auto cache = KvCache::Create(m.backend(), m.CacheShape(16 * n, 16));
     EXPECT_TRUE(cache.ok());
     return Decode(m, **cache, n, steps, batched);
@@ -227,7 +227,7 @@ TEST(CudaModelMemoryTest, WeightsThatDoNotFitAreRefusedWithNumbers) {
   gpu->MemoryInfo(&free_b, &total_b);
   ASSERT_GT(total_b, 0);
   ASSERT_LT(free_b, int64_t{8} << 20) << "device memory could not be taken";
-  auto m = Model::Load(path, gpu.get());
+  auto m = ModelRunner::Load(path, gpu.get());
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kResourceExhausted) << m.status().ToString();
   EXPECT_NE(m.status().message().find("MiB"), std::string::npos) << m.status().ToString();

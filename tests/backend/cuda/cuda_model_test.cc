@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/cuda/cuda_backend.h"
-#include "model/teacher_forced.h"
+#include "runtime/teacher_forced.h"
 #include "support/op_harness.h"
 #include "support/test_env.h"
 
@@ -26,8 +26,8 @@ TEST_P(CudaStoriesTest, GreedyPathsMatchExpected) {
   auto gpu = MakeCudaBackend();
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
   // F32 activations: the expected greedy paths hold exactly.
-  auto model =
-      Model::Load(testing::TestDataPath("models/" + GetParam()), gpu->get(), {}, {DType::kF32});
+  auto model = ModelRunner::Load(testing::TestDataPath("models/" + GetParam()), gpu->get(), {},
+                                 {DType::kF32});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   std::ifstream in(testing::TestDataPath("models/stories260K.expected.json"));
   auto expected = nlohmann::json::parse(in)["models"][GetParam()];
@@ -73,8 +73,8 @@ TEST(CudaModelTest, TeacherForcedEqualsCpuAndChunkedEqualsOneShot) {
   ASSERT_TRUE(gpu.ok());
   auto cpu = MakeCpuBackend();
   const std::string path = testing::TestDataPath("models/stories260K.gguf");
-  auto mg = Model::Load(path, gpu->get(), {}, {DType::kF32});
-  auto mc = Model::Load(path, cpu.get());
+  auto mg = ModelRunner::Load(path, gpu->get(), {}, {DType::kF32});
+  auto mc = ModelRunner::Load(path, cpu.get());
   ASSERT_TRUE(mg.ok() && mc.ok());
   std::vector<int32_t> ids;
   for (int i = 0; i < 100; ++i) ids.push_back((i * 97 + 13) % 512);

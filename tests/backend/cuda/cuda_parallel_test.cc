@@ -11,9 +11,9 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "engine/engine.h"
-#include "model/teacher_forced.h"
 #include "modelgen/model_maker.h"
 #include "runtime/backends.h"
+#include "runtime/teacher_forced.h"
 #include "support/op_harness.h"
 #include "support/test_env.h"
 
@@ -43,14 +43,15 @@ std::string MakeTpModel(const std::string& format, float peak = 0, int64_t n_emb
 
 struct OnGpus {
   BackendSet set;
-  std::unique_ptr<Model> model;  // destroyed before the set
+  std::unique_ptr<ModelRunner> model;  // destroyed before the set
 };
 
 StatusOr<std::unique_ptr<OnGpus>> LoadOnGpus(const std::string& path, int n, int64_t limit = 0) {
   auto g = std::make_unique<OnGpus>();
   ASSIGN_OR_RETURN(g->set, CreateBackends("cuda", n, limit));
-  ASSIGN_OR_RETURN(g->model, Model::LoadParallel(path, g->set.ranks(), g->set.collective.get(), {},
-                                                 ModelOptions{DType::kF16}));
+  ASSIGN_OR_RETURN(g->model,
+                   ModelRunner::LoadParallel(path, g->set.ranks(), g->set.collective.get(), {},
+                                             RunnerOptions{DType::kF16}));
   return g;
 }
 
@@ -62,7 +63,7 @@ std::vector<int32_t> Tokens(int n, int seed) {
 
 // Greedy tokens (EOS ignored) of each prompt through an engine on `model`: submitted together
 // (batched) or each run to its end before the next. Every KV block is released afterwards.
-std::vector<std::vector<int32_t>> GreedyTokens(Model& model, const EngineOptions& o,
+std::vector<std::vector<int32_t>> GreedyTokens(ModelRunner& model, const EngineOptions& o,
                                                const std::vector<std::vector<int32_t>>& prompts,
                                                int32_t max_tokens, bool batched = true) {
   std::vector<std::vector<int32_t>> tokens(prompts.size());
@@ -101,8 +102,8 @@ TEST_P(CudaParallelTest, TeacherForcedEqualsOneGpuAndWeightsAreSplit) {
   auto tp = LoadOnGpus(path, n);
   ASSERT_TRUE(one.ok()) << one.status().ToString();
   ASSERT_TRUE(tp.ok()) << tp.status().ToString();
-  Model& m1 = *(*one)->model;
-  Model& mn = *(*tp)->model;
+  ModelRunner& m1 = *(*one)->model;
+  ModelRunner& mn = *(*tp)->model;
   ASSERT_EQ(mn.tensor_parallel(), n);
   const int64_t total = WeightMatrixBytes(m1.weights(), /*with_token_embd=*/true);
   for (int r = 0; r < n; ++r) {
@@ -141,7 +142,7 @@ TEST(CudaParallelEngineTest, BatchedGreedyRequestsEqualTheCpu) {
   auto tp = LoadOnGpus(path, 2);
   ASSERT_TRUE(tp.ok()) << tp.status().ToString();
   auto cpu_backend = MakeCpuBackend();
-  auto cpu = Model::Load(path, cpu_backend.get());
+  auto cpu = ModelRunner::Load(path, cpu_backend.get());
   ASSERT_TRUE(cpu.ok());
   EngineOptions o;
   o.ctx_size = 256;
@@ -178,7 +179,7 @@ TEST_P(CudaParallelMemoryTest, ModelLargerThanTheLimitOfFewGpusRunsOnMore) {
   EXPECT_EQ(few.status().code(), StatusCode::kResourceExhausted) << few.status().ToString();
   auto many = LoadOnGpus(path, c.many, limit);
   ASSERT_TRUE(many.ok()) << many.status().ToString();
-  Model& m = *(*many)->model;
+  ModelRunner& m = *(*many)->model;
   auto unlimited = LoadOnGpus(path, 1);
   ASSERT_TRUE(unlimited.ok()) << unlimited.status().ToString();
   const int64_t total = WeightMatrixBytes((*unlimited)->model->weights(), true);

@@ -9,9 +9,10 @@
 
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/matmul/gemm_quant_cuda.h"
+#include "backend/cuda/matmul/matmul_dispatch.h"
 #include "gguf/gguf_file.h"
-#include "model/teacher_forced.h"
 #include "modelgen/model_maker.h"
+#include "runtime/teacher_forced.h"
 #include "support/op_harness.h"
 #include "support/test_env.h"
 
@@ -53,8 +54,8 @@ TEST_P(CudaQuantModelTest, TeacherForcedWithinBoundOneByOneAndChunked) {
   auto cpu = MakeCpuBackend();
   int64_t free0 = 0, total = 0;
   (*gpu)->MemoryInfo(&free0, &total);
-  auto mg = Model::Load(path, gpu->get(), {}, {DType::kF16});
-  auto mc = Model::Load(path, cpu.get());
+  auto mg = ModelRunner::Load(path, gpu->get(), {}, {DType::kF16});
+  auto mc = ModelRunner::Load(path, cpu.get());
   ASSERT_TRUE(mg.ok() && mc.ok()) << mg.status().ToString() << mc.status().ToString();
   // The weights stay quantized: the device holds the matrices' stored bytes, not F16 copies.
   int64_t free1 = 0;
@@ -87,7 +88,7 @@ TEST_P(CudaQuantModelTest, TeacherForcedWithinBoundOneByOneAndChunked) {
 }
 
 // A prompt of 448 tokens in one forward with an 8192-wide FFN: every matmul, ffn_down (k = 8192)
-// included, dequantizes its weights into one scratch slab for cuBLAS (GemmQuantPreferred is
+// included, dequantizes its weights into one scratch slab for cuBLAS (gemm_quant declines
 // false at 448 rows).
 TEST_P(CudaQuantModelTest, LongFfnPrefillWithinBound) {
   FORGE_REQUIRE_GPU_OR_SKIP();
@@ -95,8 +96,8 @@ TEST_P(CudaQuantModelTest, LongFfnPrefillWithinBound) {
   auto gpu = MakeCudaBackend();
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
   auto cpu = MakeCpuBackend();
-  auto mg = Model::Load(path, gpu->get(), {}, {DType::kF16});
-  auto mc = Model::Load(path, cpu.get());
+  auto mg = ModelRunner::Load(path, gpu->get(), {}, {DType::kF16});
+  auto mc = ModelRunner::Load(path, cpu.get());
   ASSERT_TRUE(mg.ok() && mc.ok()) << mg.status().ToString() << mc.status().ToString();
   const WeightView& down = (*mg)->weights().layers[0].w_down;
   alignas(16) static uint8_t dummy[16];  // never dereferenced
@@ -104,7 +105,7 @@ TEST_P(CudaQuantModelTest, LongFfnPrefillWithinBound) {
   probe.x_type = DType::kF16;
   probe.out_type = DType::kF16;
   ASSERT_EQ(down.cols, 8192);
-  ASSERT_FALSE(cuda::GemmQuantPreferred(probe)) << "the backend would take the fused GEMM";
+  ASSERT_FALSE(cuda::MatmulVariantTakes("gemm_quant", probe)) << "the backend would take the fused GEMM";
   const std::vector<int32_t> ids = Tokens(448, 5);
   auto ref = TeacherForcedLogits(**mc, ids);
   auto got = TeacherForcedLogits(**mg, ids, 448);
@@ -118,13 +119,13 @@ TEST_P(CudaQuantModelTest, BatchedDecodeStepsThroughGraphsWithinBound) {
   auto gpu = MakeCudaBackend();
   ASSERT_TRUE(gpu.ok());
   auto cpu = MakeCpuBackend();
-  auto mg = Model::Load(path, gpu->get(), {}, {DType::kF16});
-  auto mc = Model::Load(path, cpu.get());
+  auto mg = ModelRunner::Load(path, gpu->get(), {}, {DType::kF16});
+  auto mc = ModelRunner::Load(path, cpu.get());
   ASSERT_TRUE(mg.ok() && mc.ok());
   // 3 sequences and 20 (> the GEMV's 16 rows): decode steps of both matmul paths, replayed.
   for (int n : {3, 20}) {
     SCOPED_TRACE("sequences " + std::to_string(n));
-    auto run = [&](Model& m) {
+    auto run = [&](ModelRunner& m) {
       auto cache = KvCache::Create(m.backend(), m.CacheShape(4 * n, 16));
       EXPECT_TRUE(cache.ok());
       std::vector<std::vector<int32_t>> tables(n);

@@ -1,5 +1,5 @@
 // RankThreads.
-#include "model/rank_threads.h"
+#include "runtime/rank_threads.h"
 
 namespace forge {
 

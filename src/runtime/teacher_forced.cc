@@ -1,16 +1,17 @@
 // TeacherForcedLogits: a private cache with blocks 0..n-1 in order.
-#include "model/teacher_forced.h"
+#include "runtime/teacher_forced.h"
 
 #include <numeric>
 
 namespace forge {
 
-StatusOr<std::vector<float>> TeacherForcedLogits(Model& model, const std::vector<int32_t>& tokens,
-                                                 int chunk, int block_size) {
+StatusOr<std::vector<float>> TeacherForcedLogits(ModelRunner& runner,
+                                                 const std::vector<int32_t>& tokens, int chunk,
+                                                 int block_size) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   if (n == 0) return std::vector<float>{};
   const int64_t blocks = (n + block_size - 1) / block_size;
-  ASSIGN_OR_RETURN(auto cache, model.CreateKvCache(blocks, block_size));
+  ASSIGN_OR_RETURN(auto cache, runner.CreateKvCache(blocks, block_size));
   std::vector<int32_t> table(blocks);
   std::iota(table.begin(), table.end(), 0);
   if (chunk <= 0) chunk = static_cast<int>(n);
@@ -22,7 +23,7 @@ StatusOr<std::vector<float>> TeacherForcedLogits(Model& model, const std::vector
     RETURN_IF_ERROR(b.AddSequence({tokens.begin() + pos, tokens.begin() + pos + len},
                                   static_cast<int32_t>(pos), table, ForwardBatch::Logits::kAll));
     b.Finish();
-    RETURN_IF_ERROR(model.Forward(b, *cache, &logits));
+    RETURN_IF_ERROR(runner.Forward(b, *cache, &logits));
     all.insert(all.end(), logits.begin(), logits.end());
   }
   return all;

@@ -4,12 +4,13 @@
 
 #include <vector>
 
-#include "model/model.h"
+#include "runtime/model_runner.h"
 
 namespace forge {
 
 // [tokens.size(), n_vocab] logits. chunk > 0 splits the prompt into chunks of that many tokens.
-StatusOr<std::vector<float>> TeacherForcedLogits(Model& model, const std::vector<int32_t>& tokens,
-                                                 int chunk = 0, int block_size = 16);
+StatusOr<std::vector<float>> TeacherForcedLogits(ModelRunner& runner,
+                                                 const std::vector<int32_t>& tokens, int chunk = 0,
+                                                 int block_size = 16);
 
 }  // namespace forge

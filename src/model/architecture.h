@@ -1,0 +1,35 @@
+// Architecture: the model architectures Forge runs, one row each in one table (architecture.cc):
+// general.architecture -> the traits its config takes, what its forward cannot run (refused at
+// load) and its forward pass. A new architecture is a file beside llama.cc with its forward and a
+// row in that table; nothing else chooses by architecture.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "backend/cpu/rope/rope.h"
+#include "base/status.h"
+
+namespace forge {
+
+struct ModelConfig;
+struct StepContext;
+
+struct Architecture {
+  const char* name = nullptr;  // general.architecture
+  // Traits, copied into ModelConfig.
+  RopeStyle rope = RopeStyle::kAdjacent;
+  bool qkv_bias = false, qk_norm = false, fused_qkv = false, fused_gate_up = false;
+  // Refuses a config the forward cannot run, naming the GGUF key; null: every config loads.
+  Status (*check)(const ModelConfig& config) = nullptr;
+  // One step on one rank (step_context.h): embedding, the layers, the final norm and the rank's
+  // logits rows (under tensor parallelism its vocabulary slice; the runner gathers them).
+  Status (*forward)(const StepContext& step) = nullptr;
+};
+
+// The row of general.architecture `name`, or null when Forge does not run it.
+const Architecture* FindArchitecture(std::string_view name);
+// The names Forge runs, "llama, qwen2, ..." (for errors).
+std::string ArchitectureNames();
+
+}  // namespace forge
