@@ -22,12 +22,9 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/matmul/block_decode.cuh"
 #include "backend/cuda/matmul/dequantize_cuda.h"
-#include "backend/cuda/matmul/gemm_quant_cuda.h"
 #include "backend/cuda/matmul/gemm_quant_mma.h"
-#include "backend/cuda/matmul/gemv_cuda.h"
-#include "backend/cuda/matmul/gemv_quant_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_dp4a.h"
-#include "backend/cuda/matmul/gemv_quant_reg.h"
+#include "backend/cuda/matmul/matmul_dispatch.h"
 #include "backend/cuda/ops_cuda.h"
 #include "backend/cuda/sample/sample_cuda.h"
 #include "base/thread_pool.h"
@@ -112,18 +109,6 @@ class CudaGraph : public BackendGraph {
   cudaStream_t stream_;
   int device_;
 };
-
-cudaDataType CudaType(DType t) {
-  switch (t) {
-    case DType::kF32:
-      return CUDA_R_32F;
-    case DType::kF16:
-      return CUDA_R_16F;
-    case DType::kBF16:
-      return CUDA_R_16BF;
-  }
-  return CUDA_R_32F;
-}
 
 // The activation dtype a weight stored as `t` can be used in without conversion.
 bool NativeHalf(GgmlType t, DType* as) {
@@ -457,97 +442,38 @@ class CudaBackend : public Backend {
   }
   Status Matmul(const MatmulParams& p) override {
     RETURN_IF_ERROR(MakeCurrent(device_));
-    if (KeptQuantized(p.w.type)) return QuantMatmul(p);
-    DType wt;
-    if (p.w.type == GgmlType::kF32) {
-      wt = DType::kF32;
-    } else if (!NativeHalf(p.w.type, &wt)) {
-      return UnimplementedError("cuda matmul: weight type " + std::string(TypeName(p.w.type)) +
-                                " (weights are prepared as F32, F16 or BF16)");
-    }
-    if (p.x_type != wt) {
-      return InvalidArgumentError(std::string("cuda matmul: activations ") + DTypeName(p.x_type) +
-                                  " with " + std::string(TypeName(p.w.type)) + " weights");
-    }
-    if (p.out_type != wt && p.out_type != DType::kF32) {
-      return InvalidArgumentError(std::string("cuda matmul: output ") + DTypeName(p.out_type) +
-                                  " from " + DTypeName(p.x_type) + " inputs");
+    if (!KeptQuantized(p.w.type)) {
+      DType wt;
+      if (p.w.type == GgmlType::kF32) {
+        wt = DType::kF32;
+      } else if (!NativeHalf(p.w.type, &wt)) {
+        return UnimplementedError("cuda matmul: weight type " + std::string(TypeName(p.w.type)) +
+                                  " (weights are prepared as F32, F16 or BF16)");
+      }
+      if (p.x_type != wt) {
+        return InvalidArgumentError(std::string("cuda matmul: activations ") +
+                                    DTypeName(p.x_type) + " with " +
+                                    std::string(TypeName(p.w.type)) + " weights");
+      }
+      if (p.out_type != wt && p.out_type != DType::kF32) {
+        return InvalidArgumentError(std::string("cuda matmul: output ") + DTypeName(p.out_type) +
+                                    " from " + DTypeName(p.x_type) + " inputs");
+      }
     }
     if (p.m == 0) return Status::Ok();
-    // A few rows (decode): stream the weights once with the GEMV kernel; else a cuBLAS GEMM.
-    if (cuda::GemvApplies(p, wt)) return cuda::gemv_cuda(p, wt, stream_);
-    const int64_t es = static_cast<int64_t>(DTypeSize(wt));
-    RETURN_IF_ERROR(Gemm(p, p.w.data, wt, p.w.row_bytes / es, p.w.rows, p.out));
-    return Bias(p);
+    // The variant is chosen once per weight, row bucket and layout (matmul/matmul_dispatch.h).
+    ASSIGN_OR_RETURN(const cuda::MatmulVariant* v, planner_.Plan(p, matmul_resources()));
+    return v->run(p, matmul_resources());
+  }
+  cuda::MatmulResources matmul_resources() const {
+    return {stream_, cublas_, mma_ws_->data(), mma_ws_->size(), dq_ws_->data(), dq_ws_->size()};
+  }
+  std::pair<void*, size_t> attention_workspace() const {
+    return {attn_ws_->data(), attn_ws_->size()};
   }
 
  private:
   std::string Where() const { return "cuda:" + std::to_string(device_) + ": "; }
-
-  // Row-major out[m, n] = x[m, k] W[n, k]^T for n weight rows at w (leading dimension ldw, type
-  // wt), written at `out` with p's stride; no bias. F32 stays F32 (no TF32: the validation
-  // path); halves run on tensor cores with F32 sums.
-  Status Gemm(const MatmulParams& p, const void* w, DType wt, int64_t ldw, int64_t n, void* out) {
-    const int64_t k = p.w.cols;
-    const int64_t xs = p.x_stride ? p.x_stride : k;
-    const int64_t os = p.out_stride ? p.out_stride : p.w.rows;
-    const float alpha = 1.0f, beta = 0.0f;
-    const cublasComputeType_t compute =
-        wt == DType::kF32 ? CUBLAS_COMPUTE_32F_PEDANTIC : CUBLAS_COMPUTE_32F;
-    // Row-major out = x W^T is column-major out^T = W^T(k x n)^T x^T.
-    CUBLAS_RETURN_IF_ERROR(
-        cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(p.m),
-                     static_cast<int>(k), &alpha, w, CudaType(wt), static_cast<int>(ldw), p.x,
-                     CudaType(p.x_type), static_cast<int>(xs), &beta, out, CudaType(p.out_type),
-                     static_cast<int>(os), compute, CUBLAS_GEMM_DEFAULT));
-    return Status::Ok();
-  }
-  Status Bias(const MatmulParams& p) {
-    if (p.bias == nullptr) return Status::Ok();
-    const int64_t os = p.out_stride ? p.out_stride : p.w.rows;
-    return cuda::add_bias_cuda(p.out, p.out_type, p.bias, p.m, p.w.rows, os, stream_);
-  }
-
-  // Weights in stored blocks: the quantized GEMVs for a few rows (Q4_K / Q5_K: up to 32; Q4_K from
-  // 9 to 256 rows, Q6_K from 2, the tensor-core quantized matmul instead), the fused quantized GEMM
-  // where it is the faster (GemmQuantPreferred); else slabs of weight rows are dequantized to the
-  // activation type in the scratch buffer, each followed by its GEMM (F32 activations: always).
-  Status QuantMatmul(const MatmulParams& p) {
-    if (p.m == 0) return Status::Ok();
-    // Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K with one activation row (one
-    // stream): two int8 terms, DP4A.
-    if (cuda::GemvQuantDp4aApplies(p)) return cuda::gemv_quant_dp4a_cuda(p, stream_);
-    // Q4_K / Q5_K with F16 activations: registers decode the blocks for up to 32 rows.
-    // Q4_K decode batches of 9 to 256 rows, Q6_K of 2 to 256: decoded into tensor-core fragments,
-    // activations through shared memory.
-    if (cuda::GemmQuantMmaPreferred(p)) {
-      return cuda::gemm_quant_mma_cuda(p, stream_, 0, {mma_ws_->data(), mma_ws_->size()});
-    }
-    if (cuda::GemvQuantRegApplies(p)) return cuda::gemv_quant_reg_cuda(p, stream_);
-    if (cuda::GemvQuantApplies(p)) return cuda::gemv_quant_cuda(p, stream_);
-    if (cuda::GemmQuantPreferred(p)) return cuda::gemm_quant_cuda(p, stream_);
-    const DType wt = p.x_type;
-    if (p.out_type != wt && p.out_type != DType::kF32) {
-      return InvalidArgumentError(std::string("cuda matmul: output ") + DTypeName(p.out_type) +
-                                  " from " + DTypeName(p.x_type) + " inputs");
-    }
-    const int64_t k = p.w.cols;
-    const int64_t es = static_cast<int64_t>(DTypeSize(wt));
-    const int64_t slab =
-        std::min<int64_t>(p.w.rows, static_cast<int64_t>(dq_ws_->size()) / (k * es));
-    if (slab < 1) {
-      return InvalidArgumentError("cuda matmul: rows of " + std::to_string(k) +
-                                  " elements exceed the dequantization scratch");
-    }
-    const int64_t oes = static_cast<int64_t>(DTypeSize(p.out_type));
-    for (int64_t r = 0; r < p.w.rows; r += slab) {
-      const int64_t n = std::min(slab, p.w.rows - r);
-      RETURN_IF_ERROR(
-          cuda::dequantize_rows_cuda(p.w.row(r), p.w.type, n, k, dq_ws_->data(), wt, stream_));
-      RETURN_IF_ERROR(Gemm(p, dq_ws_->data(), wt, k, n, static_cast<char*>(p.out) + r * oes));
-    }
-    return Bias(p);
-  }
 
   int device_ = 0;
   std::shared_ptr<DeviceMemory> mem_ = std::make_shared<DeviceMemory>();
@@ -559,6 +485,7 @@ class CudaBackend : public Backend {
   std::unique_ptr<BackendBuffer> dq_ws_;               // kDequantScratch .. kDequantScratchMax
   std::vector<std::unique_ptr<BackendBuffer>> owned_;  // prepared weights
   cuda::BusyTimer busy_;
+  cuda::MatmulPlanner planner_;
 };
 
 }  // namespace
@@ -589,6 +516,16 @@ cudaStream_t CudaStreamOf(Backend& backend) {
 int CudaDeviceOf(Backend& backend) {
   auto* b = dynamic_cast<CudaBackend*>(&backend);
   return b != nullptr ? b->device() : -1;
+}
+
+MatmulResources MatmulResourcesOf(Backend& backend) {
+  auto* b = dynamic_cast<CudaBackend*>(&backend);
+  return b != nullptr ? b->matmul_resources() : MatmulResources{};
+}
+
+std::pair<void*, size_t> AttentionWorkspaceOf(Backend& backend) {
+  auto* b = dynamic_cast<CudaBackend*>(&backend);
+  return b != nullptr ? b->attention_workspace() : std::pair<void*, size_t>{nullptr, 0};
 }
 
 }  // namespace cuda

@@ -1,10 +1,11 @@
-// The fused quantized GEMM (gemm_quant_cuda), every block format. On the host (no GPU needed):
-// the window decoding bit for bit against the CPU dequantizer, and which matmuls the GEMM takes.
-// On the GPU: m = 1 .. 512 activation rows, odd n, k of partial units and k = 4096, bias, F32 and
-// half outputs, F16 and BF16 activations, strides and a view at an unaligned row, against a CPU
-// reference on the same dequantized weights rounded to the activation type (double sums); one-hot
-// activations that must reproduce the rounded weights exactly; and the CUDA backend's matmul
-// routing prefill-sized quantized matmuls to it. Outputs are poisoned and followed by guard bytes.
+// The fused quantized GEMM (gemm_quant_cuda), every block format: its own behaviour (its results
+// against the reference at every row count, with views and strides, are the op harness's:
+// op_harness_cuda_test.cc). On the host (no GPU needed): the window decoding bit for bit against
+// the CPU dequantizer, and which matmuls the GEMM takes. On the GPU: k split over 1 to 8 CTAs, a
+// 4097 x 4096 matrix at 512 rows (a last row block of one row), one-hot activations that must
+// reproduce the rounded weights exactly, and the CUDA backend's matmul giving the kernel's bits
+// where it prefers it. Outputs are poisoned and followed by guard bytes; every output must be
+// written.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_test_buffers.h"
 #include "backend/cuda/matmul/gemm_quant_cuda.h"
+#include "backend/cuda/matmul/matmul_dispatch.h"
 #include "backend/cuda/matmul/gemm_quant_decode.cuh"
 #include "backend/cuda/quant_test_data.h"
 #include "base/half.h"
@@ -155,11 +157,11 @@ TEST(GemmQuantAppliesTest, PreferredWhereMeasuredFaster) {
       for (int64_t m : {17, 64, 65, 128, 256, 399, 400, 512, 513, 2048}) {
         p.m = m;
         ASSERT_TRUE(cuda::GemmQuantApplies(p));
-        EXPECT_EQ(cuda::GemmQuantPreferred(p), small_ok && m <= 64) << k << " " << m;
+        EXPECT_EQ(cuda::MatmulVariantTakes("gemm_quant", p), small_ok && m <= 64) << k << " " << m;
       }
       p.m = 32;
       p.x_type = DType::kF32;
-      EXPECT_FALSE(cuda::GemmQuantPreferred(p)) << "F32 activations";
+      EXPECT_FALSE(cuda::MatmulVariantTakes("gemm_quant", p)) << "F32 activations";
     }
   }
 }
@@ -309,52 +311,6 @@ class CudaQuantGemmTest : public ::testing::TestWithParam<GgmlType> {
   void SetUp() override { FORGE_REQUIRE_GPU_OR_SKIP(); }
 };
 
-// Shapes: n = 7, 129, 300; k of one or a few units (legacy: 96 and 288, partial units), 4096;
-// llama.cpp's bytes. m = 1 .. 512; x F16 and BF16; out F32 (bias) and the x type (no bias).
-TEST_P(CudaQuantGemmTest, MatchesReference) {
-  const GgmlType t = GetParam();
-  const bool kq = testing::IsKQuantType(t);
-  std::vector<QuantMatrix> ms;
-  ms.push_back(testing::RandomBlocks(t, 7, kq ? 256 : 96, 71));
-  ms.push_back(testing::QuantizedRandom(t, 129, kq ? 768 : 288, 72));
-  ms.push_back(testing::RandomBlocks(t, 300, 4096, 73));
-  QuantMatrix o;
-  if (testing::OracleMatrix(t, "blk.0.ffn_down.weight", &o)) ms.push_back(std::move(o));
-  constexpr int64_t kMaxM = 512;
-  for (const QuantMatrix& q : ms) {
-    SCOPED_TRACE(q.what);
-    DevBuf w(q.bytes.data(), q.bytes.size());
-    const std::vector<float> bias = testing::RandomVector(q.n, 74);
-    DevBuf bias_dev(bias.data(), bias.size() * 4);
-    const std::vector<float> x = Activations(kMaxM, q.k, q.k, true, 75);
-    for (DType xt : {DType::kF16, DType::kBF16}) {
-      const std::vector<float> ref =
-          Reference(RoundedWeights(q, xt), q.k, 0, q.n, x, q.k, FirstRows(kMaxM));
-      const std::vector<uint8_t> xb = ToBytes(x, xt);
-      DevBuf xd(xb.data(), xb.size());
-      for (int64_t m : {1, 2, 3, 8, 17, 64, 512}) {
-        for (DType ot : {DType::kF32, xt}) {
-          const bool with_bias = ot == DType::kF32;
-          SCOPED_TRACE("m=" + std::to_string(m) + " x " + DTypeName(xt) + " out " + DTypeName(ot) +
-                       (with_bias ? " bias" : ""));
-          GemmRun g;
-          g.w = &w;
-          g.n = q.n;
-          g.x = &xd;
-          g.bias = with_bias ? reinterpret_cast<const float*>(bias_dev.data()) : nullptr;
-          g.m = m;
-          g.x_type = xt;
-          g.out_type = ot;
-          const std::vector<float> got = RunGemm(q, g);
-          const std::vector<float> want =
-              WithBias(ref, m, q.n, with_bias ? bias : std::vector<float>{});
-          EXPECT_NORMALIZED_NEAR(want.data(), got.data(), m * q.n, kHalfBound);
-        }
-      }
-    }
-  }
-}
-
 // k split over 1, 2, 4 and 8 CTAs (legacy: 9 units, some CTAs of 8 get none), with tiles of 64,
 // 128 and 256 activation rows.
 TEST_P(CudaQuantGemmTest, EverySplitMatchesReference) {
@@ -453,38 +409,6 @@ TEST_P(CudaQuantGemmTest, OneHotActivationsReproduceTheWeights) {
   }
 }
 
-// A view from row 1 (not 16-byte aligned for most formats), strides past the row ends, 70
-// activation rows (a partial tile of 128).
-TEST_P(CudaQuantGemmTest, ViewsAndStrides) {
-  const GgmlType t = GetParam();
-  const QuantMatrix q = testing::RandomBlocks(t, 40, testing::IsKQuantType(t) ? 512 : 352, 101);
-  SCOPED_TRACE(q.what);
-  DevBuf w(q.bytes.data(), q.bytes.size());
-  const int64_t m = 70, xs = q.k + 40;
-  const std::vector<float> x = Activations(m, q.k, xs, true, 102);
-  for (DType xt : {DType::kF16, DType::kBF16}) {
-    const std::vector<float> ref =
-        Reference(RoundedWeights(q, xt), q.k, 1, q.n - 1, x, xs, FirstRows(m));
-    const std::vector<uint8_t> xb = ToBytes(x, xt);
-    DevBuf xd(xb.data(), xb.size());
-    for (DType ot : {DType::kF32, xt}) {
-      SCOPED_TRACE(std::string("x ") + DTypeName(xt) + " out " + DTypeName(ot));
-      GemmRun g;
-      g.w = &w;
-      g.first_row = 1;
-      g.n = q.n - 1;
-      g.x = &xd;
-      g.x_stride = xs;
-      g.out_stride = q.n + 3;
-      g.m = m;
-      g.x_type = xt;
-      g.out_type = ot;
-      const std::vector<float> got = RunGemm(q, g);
-      EXPECT_NORMALIZED_NEAR(ref.data(), got.data(), m * (q.n - 1), kHalfBound);
-    }
-  }
-}
-
 // Where the backend prefers the fused GEMM (Q4_0 at 17 and 64 rows; Q4_K from 9 rows takes the
 // tensor-core quantized matmul first: cuda_quant_mma_test.cc), its Matmul on a quantized weight
 // with F16 activations gives exactly what gemm_quant_cuda gives (the kernel is deterministic): the
@@ -513,7 +437,7 @@ TEST_P(CudaQuantGemmTest, BackendMatmulUsesTheFusedGemmWherePreferred) {
     DevBuf out(m * q.n * 4);
     const MatmulParams p = ParamsOf(q, g, out.data());
     const bool preferred = m <= 64;
-    ASSERT_EQ(cuda::GemmQuantPreferred(p), preferred);
+    ASSERT_EQ(cuda::MatmulVariantTakes("gemm_quant", p), preferred);
     const Status st = be.Matmul(p);
     ASSERT_TRUE(st.ok()) << st.ToString();
     ASSERT_TRUE(be.Synchronize().ok());

@@ -1,11 +1,11 @@
-// The tensor-core quantized matmul for decode batches (gemm_quant_mma_cuda, Q4_K and Q6_K). On the
-// host: which matmuls it takes and which the CUDA backend routes to it. On the GPU, both formats:
-// m = 1 .. 256 activation rows (every column tile, partial tiles), n not a multiple of the 128-row
-// tile, k of one super-block (Q6_K: 2048) to 6144 and llama.cpp's bytes, k split over 1, 2, 4 and 8
-// CTAs of a cluster, the backend's Matmul taking it where preferred, bias, F32 and F16 outputs,
-// strided activations and outputs, against a reference in double over the CPU's F32 dequantized
-// weights. Outputs are poisoned (NaN) and followed by guard bytes; every output must be written and
-// nothing past them.
+// The tensor-core quantized matmul for decode batches (gemm_quant_mma_cuda, Q4_K and Q6_K): its own
+// behaviour (its results against the reference at every row count and column tile: the op harness,
+// op_harness_cuda_test.cc). On the host: which matmuls it takes and which the CUDA backend routes
+// to it. On the GPU, both formats: k split over 1 to 8 CTAs of a cluster or over CTAs adding
+// through a workspace (the same bits), strided activations and outputs, the split it chooses,
+// rows that do not depend on the batch, and the backend's Matmul giving the kernel's bits where it
+// prefers it; against a reference in double over the CPU's F32 dequantized weights. Outputs are
+// poisoned (NaN) and followed by guard bytes; every output must be written and nothing past them.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -18,6 +18,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_test_buffers.h"
 #include "backend/cuda/matmul/gemm_quant_mma.h"
+#include "backend/cuda/matmul/matmul_dispatch.h"
 #include "backend/cuda/quant_test_data.h"
 #include "base/half.h"
 #include "support/op_harness.h"
@@ -108,10 +109,10 @@ TEST(GemmQuantMmaAppliesTest, PreferredWhereMeasuredFaster) {
     for (int64_t m : {1, 8, 9, 16, 17, 32, 64, 65, 128, 129, 256, 257, 512}) {
       p.m = m;
       const bool want = m >= 9 && m <= 256;
-      EXPECT_EQ(cuda::GemmQuantMmaPreferred(p), want) << "k=" << k << " m=" << m;
+      EXPECT_EQ(cuda::MatmulVariantTakes("gemm_quant_mma", p), want) << "k=" << k << " m=" << m;
       MatmulParams q6 = p;
       q6.w = WeightView{GgmlType::kQ6_K, 4096, k, k / 256 * 210, w};
-      EXPECT_EQ(cuda::GemmQuantMmaPreferred(q6), m >= 2 && m <= 256)
+      EXPECT_EQ(cuda::MatmulVariantTakes("gemm_quant_mma", q6), m >= 2 && m <= 256)
           << "Q6_K k=" << k << " m=" << m;
     }
   }
@@ -197,48 +198,6 @@ class CudaQuantMmaTest : public ::testing::TestWithParam<GgmlType> {
 
 std::string FormatName(const ::testing::TestParamInfo<GgmlType>& info) {
   return std::string(TypeName(info.param));
-}
-
-// n = 7, 129, 300 (partial 128-row tiles), k from one super-block (Q6_K: 2048) to 4096, and
-// llama.cpp's bytes of the format (where its k fits); m over every column tile (16, 32, 64, 128)
-// and its edges, up to 256 (two 128-row tiles); out F32 with bias and F16 without.
-TEST_P(CudaQuantMmaTest, MatchesReference) {
-  const GgmlType t = GetParam();
-  const bool q6 = t == GgmlType::kQ6_K;
-  std::vector<QuantMatrix> ms;
-  ms.push_back(testing::RandomBlocks(t, 7, q6 ? 2048 : 256, 91));
-  ms.push_back(testing::QuantizedRandom(t, 129, q6 ? 2048 : 768, 92));
-  ms.push_back(testing::RandomBlocks(t, 300, 4096, 93));
-  QuantMatrix o;
-  if (testing::OracleMatrix(t, "blk.0.ffn_down.weight", &o)) {
-    if (o.k % (q6 ? 2048 : 256) == 0) ms.push_back(std::move(o));
-  } else {
-    ADD_FAILURE() << "the " << TypeName(t) << " oracle file is missing";
-  }
-  constexpr int64_t kMaxM = 256;
-  for (const QuantMatrix& q : ms) {
-    SCOPED_TRACE(q.what);
-    DevBuf w(q.bytes.data(), q.bytes.size());
-    const std::vector<float> bias = testing::RandomVector(q.n, 94);
-    DevBuf bias_dev(bias.data(), bias.size() * 4);
-    const std::vector<float> x = Activations(kMaxM, q.k, q.k, true, 95);
-    const std::vector<uint8_t> xb = ToBytes(x, DType::kF16);
-    DevBuf xd(xb.data(), xb.size());
-    const std::vector<float> ref = Reference(q, x, q.k, kMaxM, {});
-    const std::vector<float> ref_b = Reference(q, x, q.k, kMaxM, bias);
-    for (int64_t m : {1, 2, 3, 8, 17, 32, 33, 64, 65, 100, 128, 129, 256}) {
-      for (DType ot : {DType::kF32, DType::kF16}) {
-        const bool with_bias = ot == DType::kF32;
-        SCOPED_TRACE("m=" + std::to_string(m) + " out " + DTypeName(ot));
-        MmaRun g;
-        g.m = m;
-        g.out_type = ot;
-        g.bias = with_bias ? reinterpret_cast<const float*>(bias_dev.data()) : nullptr;
-        const std::vector<float> got = RunMma(q, w, xd, g);
-        EXPECT_NORMALIZED_NEAR((with_bias ? ref_b : ref).data(), got.data(), m * q.n, kHalfBound);
-      }
-    }
-  }
 }
 
 // k split over 1 to 8 CTAs of a cluster (Q4_K: 9 super-blocks, the last CTAs get fewer or none;
@@ -378,7 +337,7 @@ TEST_P(CudaQuantMmaTest, BackendMatmulTakesItWherePreferred) {
       p.x_type = DType::kF16;
       p.out_type = DType::kF32;
       const bool preferred = m >= (t == GgmlType::kQ6_K ? 2 : 9) && m <= 256;
-      ASSERT_EQ(cuda::GemmQuantMmaPreferred(p), preferred);
+      ASSERT_EQ(cuda::MatmulVariantTakes("gemm_quant_mma", p), preferred);
       const Status st = be.Matmul(p);
       ASSERT_TRUE(st.ok()) << st.ToString();
       ASSERT_TRUE(be.Synchronize().ok());

@@ -6,8 +6,8 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
 #include "backend/cuda/launch.cuh"
-#include "backend/cuda/matmul/act_quant.cuh"
-#include "backend/cuda/matmul/act_quant_cuda.h"
+#include "backend/cuda/act_quant/act_quant.cuh"
+#include "backend/cuda/act_quant/act_quant_cuda.h"
 #include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda {

@@ -1,16 +1,20 @@
-// attention_cuda: the dispatch of paged attention, and the generic kernel for any head dim up to
-// 256 (DESIGN.md's named generic dispatch entry): one warp per (query token, head), keys walked
-// in order with an online softmax; each lane holds head_dim / 32 elements. Correct for every
-// shape, not fast. Q, K, V and the output may be F32, F16 or BF16; scores and sums are F32.
+// attention_cuda: paged attention's entry (the output row's form, batches that mix decode rows
+// with prefill chunks, then the variant table of attention_dispatch.h), and the generic kernel
+// for any head dim up to 256 (DESIGN.md's named generic dispatch entry): one warp per (query
+// token, head), keys walked in order with an online softmax; each lane holds head_dim / 32
+// elements. Correct for every shape, not fast. Q, K, V and the output may be F32, F16 or BF16;
+// scores and sums are F32.
 #include <cfloat>
+#include <string_view>
 
 #include "backend/cuda/attention/attention_decode_cuda.h"
+#include "backend/cuda/attention/attention_dispatch.h"
 #include "backend/cuda/attention/attention_prefill_cuda.h"
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
-#include "backend/cuda/matmul/act_quant_cuda.h"
+#include "backend/cuda/act_quant/act_quant_cuda.h"
 #include "backend/cuda/ops_cuda.h"
 
 namespace forge::cuda {
@@ -108,18 +112,11 @@ Status attention_cuda(const AttentionParams& p, cudaStream_t stream, void* works
     RETURN_IF_ERROR(attention_cuda(plain, stream, workspace, workspace_bytes));
     return act_quant_cuda(p.out, k, p.out_q, stream);
   }
-  // Dispatch (the host knows n_tokens and n_seqs only; per-sequence lengths stay on the device):
-  //   cache F16/BF16, n_tokens > n_seqs (the batch holds at least one prefill chunk) ->
-  //     attention_prefill_cuda: head_dim 64/128 -> attention_prefill_wgmma_cuda (warpgroup
-  //     MMA), head_dim 80/96 -> the mma.sync kernel
-  //   cache F16/BF16, head_dim 64/80/96/128, n_tokens == n_seqs, 1 to 16 query heads per KV
-  //     head -> attention_decode_cuda (split-KV over `workspace`)
-  //   any other head_dim <= 256, F32 caches, larger GQA ratios -> attention_generic_kernel
-  //   head_dim > 256 -> the error above
-  //   and with n_single > 0 leading one-query sequences in a batch with prefill chunks: those
-  //     through attention_decode_cuda (each K/V row read once for its query heads), the rest
-  //     through attention_prefill_cuda
-  if (AttentionPrefillApplies(p) && p.n_single > 0 && p.n_single < p.n_seqs) {
+  // A batch with n_single > 0 leading one-query sequences beside prefill chunks: those through
+  // the split-KV decode kernel (each K/V row read once for its query heads), the rest through
+  // the prefill kernels, which would give each decode row a 128-query tile per head.
+  const AttentionResources res{stream, workspace, workspace_bytes};
+  if (p.n_single > 0 && p.n_single < p.n_seqs) {
     AttentionParams d = p;
     d.n_seqs = d.n_tokens = p.n_single;
     d.n_single = 0;
@@ -130,14 +127,29 @@ Status attention_cuda(const AttentionParams& p, cudaStream_t stream, void* works
     f.n_seqs -= p.n_single;
     f.n_tokens -= p.n_single;
     f.n_single = 0;
-    if (AttentionDecodeApplies(d) && AttentionPrefillApplies(f)) {
-      RETURN_IF_ERROR(attention_decode_cuda(d, workspace, workspace_bytes, stream));
-      return attention_prefill_cuda(f, stream);
+    const AttentionChoice dc = ChooseAttention(d), fc = ChooseAttention(f);
+    auto named = [](const AttentionChoice& c, std::string_view prefix) {
+      return c.variant != nullptr && std::string_view(c.variant->name).starts_with(prefix);
+    };
+    if (named(dc, "attention_decode") && named(fc, "attention_prefill")) {
+      RETURN_IF_ERROR(dc.variant->run(d, res));
+      return fc.variant->run(f, res);
     }
   }
-  if (AttentionPrefillApplies(p)) return attention_prefill_cuda(p, stream);
-  if (AttentionDecodeApplies(p))
-    return attention_decode_cuda(p, workspace, workspace_bytes, stream);
+  // The first variant of attention_dispatch.h that runs the batch (the generic kernel runs any).
+  const AttentionChoice c = ChooseAttention(p);
+  if (c.variant == nullptr) return InvalidArgumentError("attention_cuda: " + c.Explain());
+  return c.variant->run(p, res);
+}
+
+Status attention_generic_cuda(const AttentionParams& p, cudaStream_t stream) {
+  if (p.head_dim <= 0 || p.head_dim > 256 || p.n_kv_heads <= 0 || p.n_heads % p.n_kv_heads != 0) {
+    return InvalidArgumentError("attention_generic_cuda: head_dim " + std::to_string(p.head_dim) +
+                                " (1 to 256) or heads " + std::to_string(p.n_heads) + " / " +
+                                std::to_string(p.n_kv_heads));
+  }
+  const int64_t pairs = p.n_tokens * p.n_heads;
+  if (pairs == 0) return Status::Ok();
   const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
   const int threads = 128;
   const unsigned blocks = static_cast<unsigned>((pairs * 32 + threads - 1) / threads);

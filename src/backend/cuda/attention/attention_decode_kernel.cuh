@@ -16,7 +16,7 @@
 #include "backend/cuda/bulk_copy.cuh"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
-#include "backend/cuda/matmul/act_quant.cuh"
+#include "backend/cuda/act_quant/act_quant.cuh"
 #include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda::decode {

@@ -22,7 +22,7 @@
 // - Grid (splits, m tiles, n tiles): the CTAs of one weight-row block run together, so for m up
 //   to a few tiles each weight byte comes from DRAM about once. When the tiles fill the GPU's CTA
 //   slots poorly over whole waves (few weight rows or activation rows), 2, 4 or 8 CTAs of a
-//   thread-block cluster split k (gm::ChooseSplit) and add their F32 sums in rank order through
+//   thread-block cluster split k (split_k.h: SplitByTime) and add their F32 sums in rank order through
 //   distributed shared memory (deterministic for a given shape and GPU; no workspace).
 // Accuracy: the products of F16/BF16-rounded weights and the activations, summed in F32.
 #pragma once
@@ -42,13 +42,9 @@ namespace forge::cuda {
 // stride at least n, m >= 1, and at most 65535 tiles of rows either way.
 bool GemmQuantApplies(const MatmulParams& p);
 
-// Whether the backend takes gemm_quant_cuda over dequantize + cuBLAS: where it measured faster on
-// the H200 (forge bench --gemv, bench/results/gemv-m16-256-h200-2026-11-22-s7.* and
-// gemv-slab-h200-2026-11-22-s8.txt): Q4_0 and Q4_K at up to 64 activation rows (1.26-1.55x:
-// dequantizing costs the same at any row count); elsewhere it is slower (0.4-0.96x; at 512 rows
-// 0.47-0.54x against the backend's one-slab dequantization). Formats not measured (Q4_1, Q5_0,
-// Q5_1, Q2_K, Q3_K, Q5_K) keep dequantize + cuBLAS.
-bool GemmQuantPreferred(const MatmulParams& p);
+// Why it does not (the first condition that fails); null where it does. Where the backend takes
+// it is the dispatch's rule (matmul_dispatch.h).
+const char* GemmQuantWhyNot(const MatmulParams& p);
 
 // Requires: GemmQuantApplies(p) (else InvalidArgument).
 Status gemm_quant_cuda(const MatmulParams& p, cudaStream_t stream);

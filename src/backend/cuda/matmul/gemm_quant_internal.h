@@ -30,7 +30,7 @@ struct Args {
 };
 
 // Launches the kernel of (type, x_type, bn: activation rows per CTA, 64, 128 or 256) over
-// m_tiles x n_tiles output tiles, k split over clusters of nsplit CTAs (0: as ChooseSplit says;
+// m_tiles x n_tiles output tiles, k split over clusters of nsplit CTAs (0: as SplitByTime says;
 // a.units_per_split is set here).
 Status LaunchLegacy(GgmlType type, DType x_type, int bn, Args a, int64_t m_tiles, int64_t n_tiles,
                     int nsplit, cudaStream_t stream);
@@ -40,6 +40,5 @@ Status LaunchKQuant(GgmlType type, DType x_type, int bn, Args a, int64_t m_tiles
 // CTAs of a cluster splitting k (1, 2, 4 or 8), for `tiles` output tiles, `units` units of k
 // and `slots` resident CTAs on the GPU: the split that fills whole waves best, a larger one only
 // if clearly better; every CTA of a cluster gets at least one unit.
-int ChooseSplit(int64_t tiles, int units, int slots);
 
 }  // namespace forge::cuda::gm

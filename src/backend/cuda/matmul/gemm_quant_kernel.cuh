@@ -18,6 +18,8 @@
 #include "backend/cuda/matmul/gemm_quant_decode.cuh"
 #include "backend/cuda/matmul/gemm_quant_internal.h"
 #include "backend/cuda/matmul/gemv_quant_device.cuh"
+#include "backend/cuda/ptx.cuh"
+#include "backend/cuda/matmul/split_k.h"
 
 namespace forge::cuda::gm {
 
@@ -77,7 +79,7 @@ __device__ __forceinline__ void IssueUnit(uint32_t dst, uintptr_t src, int bytes
   const uintptr_t left = end - s0;  // > 0: the row's first byte is before the end
   const int lim = left > 4096 ? 4096 : static_cast<int>(left);
   for (int q = half; q < nc; q += 2) {
-    gq::CpAsync16(dst + 16 * q, reinterpret_cast<const void*>(s0 + 16 * q), min(16, lim - 16 * q));
+    ptx::CpAsync16(dst + 16 * q, reinterpret_cast<const void*>(s0 + 16 * q), min(16, lim - 16 * q));
   }
 }
 
@@ -309,7 +311,7 @@ Status LaunchOne(Args a, int64_t m_tiles, int64_t n_tiles, int nsplit, cudaStrea
   }
   if (nsplit == 0) {
     ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
-    nsplit = ChooseSplit(m_tiles * n_tiles, a.units, sms * occ);
+    nsplit = SplitByTime(m_tiles * n_tiles, a.units, int64_t{sms} * occ);
   }
   a.units_per_split = (a.units + nsplit - 1) / nsplit;
   const dim3 grid(static_cast<unsigned>(nsplit), static_cast<unsigned>(m_tiles),

@@ -9,6 +9,7 @@
 // 32j + 16u + 2t and + 1, and in slots 2t + 8, 2t + 9 those of bytes 32j + 16u + 8 + 2t and + 1,
 // for rows g and g + 8 of its warp's 16. Q6_K: see its branch of the kernel.
 #include "backend/cuda/matmul/gemm_quant_mma.h"
+#include "backend/cuda/matmul/matmul_args.h"
 
 #include <cooperative_groups.h>
 #include <cuda.h>
@@ -27,6 +28,8 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/matmul/gemv_quant_device.cuh"
+#include "backend/cuda/ptx.cuh"
+#include "backend/cuda/matmul/split_k.h"
 #include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda {
@@ -41,7 +44,7 @@ constexpr int kMaxSplit = 8;
 constexpr uint32_t kMagic = gq::kMagic2;  // half2(1024, 1024)
 constexpr size_t kCounterBytes = kGemmQuantMmaCounters * sizeof(int);
 using Workspace = GemmQuantMmaWorkspace;
-using gq::AndOr;
+using ptx::AndOr;
 
 // The formats: stored super-block bytes and the bytes of a row's slot in a stage.
 struct Q4K {
@@ -116,7 +119,7 @@ __device__ __forceinline__ void IssueW(const MmaArgs& a, uint32_t stage, int64_t
     const int64_t row = row0 + r;
     const bool ok = row < a.n;
     const uint8_t* src = a.w + (ok ? row : 0) * a.row_bytes + F::kSbBytes * sb - off + 16 * q;
-    gq::CpAsync16(stage + r * F::kSlot + 16 * q, src, ok ? 16 : 0);
+    ptx::CpAsync16(stage + r * F::kSlot + 16 * q, src, ok ? 16 : 0);
   }
 }
 // IssueW with each thread's pieces fixed across stages: piece i = threadIdx.x + kThreads j is row
@@ -151,7 +154,7 @@ struct WCopier {
 #pragma unroll
     for (int j = 0; j < kPieces; ++j) {
       if (dst[j] != ~0u && q[j] < chunks) {
-        gq::CpAsync16(stage + dst[j], src[j] + first, (ok >> j) & 1u ? 16 : 0);
+        ptx::CpAsync16(stage + dst[j], src[j] + first, (ok >> j) & 1u ? 16 : 0);
       }
     }
   }
@@ -167,7 +170,7 @@ __device__ __forceinline__ void IssueX(const MmaArgs& a, uint32_t stage, int col
     const bool ok = col0 + c < a.m;
     const __half* src =
         a.x + (ok ? static_cast<int64_t>(col0 + c) * a.x_stride : 0) + sb * kSbElems + 8 * q;
-    gq::CpAsync16(stage + L::kWStage + c * kXRow + 16 * q, src, ok ? 16 : 0);
+    ptx::CpAsync16(stage + L::kWStage + c * kXRow + 16 * q, src, ok ? 16 : 0);
   }
 }
 
@@ -246,7 +249,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
         IssueX<F, BN>(a, sbase + s * L::kStage, col0, sb0 + s);
       }
     }
-    gq::CpAsyncCommit();
+    ptx::CpAsyncCommit();
   }
 
   float acc[kNT][4] = {};
@@ -256,7 +259,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
   // tiles (0, 1: tile 2p's k 0-7, 8-15; 2, 3: tile 2p + 1's), row lane % 8.
   const uint32_t ldm_off = ((lane >> 4) * 8 + (lane & 7)) * kXRow + ((lane >> 3) & 1) * 16;
   for (int it = 0; it < count; ++it) {
-    gq::CpAsyncWait<L::kStages - 2>();
+    ptx::CpAsyncWait<L::kStages - 2>();
     __syncthreads();  // stage `it` visible to all; every warp is done with stage it - 1
     {
       const int nx = it + L::kStages - 1;
@@ -271,7 +274,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
           IssueX<F, BN>(a, st, col0, sb0 + nx);
         }
       }
-      gq::CpAsyncCommit();
+      ptx::CpAsyncCommit();
     }
     const int slot = it % L::kStages;
     if constexpr (L::kWg) MbarWait(bars + 8 * slot, static_cast<uint32_t>(it / L::kStages) & 1u);
@@ -305,8 +308,8 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
         uint32_t sca, mna, scb, mnb;
-        gq::KQuantScalesMins(ha, c, &sca, &mna);
-        gq::KQuantScalesMins(hb, c, &scb, &mnb);
+        ptx::KQuantScalesMins(ha, c, &sca, &mna);
+        ptx::KQuantScalesMins(hb, c, &scb, &mnb);
 #pragma unroll
         for (int jj = 0; jj < 2; ++jj) {
           const int j = 2 * c + jj;
@@ -315,7 +318,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
           // f16(-dmin m).
           const uint32_t sel_lo = (2 * jj) | 0x4040u | ((2 * jj) << 8), sel_hi = sel_lo + 0x101u;
           auto scaled = [](uint32_t packed, uint32_t sel, uint32_t by) {
-            return gq::Hmul2(gq::Hadd2(__byte_perm(packed, 0x64646464u, sel), 0xE400E400u), by);
+            return ptx::Hmul2(ptx::Hadd2(__byte_perm(packed, 0x64646464u, sel), 0xE400E400u), by);
           };
           const uint32_t sla = scaled(sca, sel_lo, da2), slb = scaled(scb, sel_lo, db2);
           const uint32_t sha = scaled(sca, sel_hi, da2), shb = scaled(scb, sel_hi, db2);
@@ -334,10 +337,10 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
             // The nibbles become exact F16 integers ((1024 + q) - 1024; (1024 + 16 q) / 16 - 64),
             // then one F16 FMA gives the weight q f16(d sc) + f16(-dmin m), rounded once.
             auto lo = [](uint32_t p, uint32_t s, uint32_t mn) {
-              return gq::Hfma2(gq::Hadd2(AndOr(p, 0x000F000Fu, kMagic), 0xE400E400u), s, mn);
+              return ptx::Hfma2(ptx::Hadd2(AndOr(p, 0x000F000Fu, kMagic), 0xE400E400u), s, mn);
             };
             auto hi = [](uint32_t p, uint32_t s, uint32_t mn) {
-              return gq::Hfma2(gq::Hfma2(AndOr(p, 0x00F000F0u, kMagic), 0x2C002C00u, 0xD400D400u),
+              return ptx::Hfma2(ptx::Hfma2(AndOr(p, 0x00F000F0u, kMagic), 0x2C002C00u, 0xD400D400u),
                                s, mn);
             };
             // h = 0 (low nibbles, sub-block 2j) and h = 1 (high nibbles, 2j + 1).
@@ -358,8 +361,8 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
               for (int p = 0; p < (L::kWg ? 0 : kNT / 2); ++p) {
                 uint32_t b[4];
                 LdMatrixX4(xst_s + p * 16 * kXRow + 2 * e0, b);
-                gq::Mma(acc[2 * p], af[h][0], af[h][1], af[h][2], af[h][3], make_uint2(b[0], b[1]));
-                gq::Mma(acc[2 * p + 1], af[h][0], af[h][1], af[h][2], af[h][3],
+                ptx::Mma(acc[2 * p], af[h][0], af[h][1], af[h][2], af[h][3], make_uint2(b[0], b[1]));
+                ptx::Mma(acc[2 * p + 1], af[h][0], af[h][1], af[h][2], af[h][3],
                         make_uint2(b[2], b[3]));
               }
             }
@@ -402,7 +405,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
             auto val = [T](uint32_t ql, uint32_t qh, uint32_t s) {
               const uint32_t hb = (T <= 2 ? qh << (4 - 2 * T) : qh >> (2 * T - 4)) & 0x00300030u;
               const uint32_t q = AndOr(ql >> (4 * (T >> 1)), 0x000F000Fu, kMagic) | hb;
-              return gq::Hmul2(gq::Hadd2(q, 0xE420E420u), s);
+              return ptx::Hmul2(ptx::Hadd2(q, 0xE420E420u), s);
             };
             const uint32_t a0 = val(qla[T & 1], qha, sa), a1 = val(qlb[T & 1], qhb, sb);
             const uint32_t a2 = val(qla[T & 1] >> 8, qha >> 8, sa);
@@ -416,8 +419,8 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
             for (int p = 0; p < (L::kWg ? 0 : kNT / 2); ++p) {
               uint32_t b[4];
               LdMatrixX4(xst_s + p * 16 * kXRow + 2 * e0, b);
-              gq::Mma(acc[2 * p], a0, a1, a2, a3, make_uint2(b[0], b[1]));
-              gq::Mma(acc[2 * p + 1], a0, a1, a2, a3, make_uint2(b[2], b[3]));
+              ptx::Mma(acc[2 * p], a0, a1, a2, a3, make_uint2(b[0], b[1]));
+              ptx::Mma(acc[2 * p + 1], a0, a1, a2, a3, make_uint2(b[2], b[3]));
             }
           }
         }
@@ -428,7 +431,7 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
       wgmma::FenceOperands(accw);
     }
   }
-  gq::CpAsyncWait<0>();
+  ptx::CpAsyncWait<0>();
 
   // acc[jt][e]: weight row warp * 16 + g + 8 (e >> 1), activation row col0 + 8 jt + 2t + (e & 1).
   auto store = [&](int64_t row, int col, float v) {
@@ -551,49 +554,6 @@ __global__ void __launch_bounds__(kThreads, Layout<F, BN>::kCtasPerSm)
   cluster.sync();  // keep this CTA's partial sums alive until the others have read them
 }
 
-// CTAs splitting k (1 to 8): the most that still run in one wave (each split adds a prologue and a
-// reduction; a second wave would double the time). At two CTAs per SM a left-over cluster runs
-// beside the others' second CTAs, and the resident CTA slots decide (powers of two). At one, a
-// left-over cluster idles the GPU for its whole run, so the clusters must all be resident at
-// once: clusters(ns) says how many of ns CTAs are, fewer than SMs / ns where a GPC's SMs are not a
-// multiple of ns, and any ns from 2 to 8 may be the largest that fits (measured on an H100: Q4_K
-// 4096 x 14336 at 128 rows 91.7 -> 85.1 us with clusters counted (2 rather than 4); at 16 rows,
-// two CTAs per SM, 31.7 -> 37.3 us had they been counted too). With a workspace (global), a
-// split whose partials meet in global memory needs no cluster: any tiles * ns <= SMs is one wave;
-// it is taken where its CTAs get fewer super-blocks than the largest resident cluster's (the
-// 32-tile matrices of 4096 rows: 4 CTAs of 4 super-blocks, where clusters of 4 do not all fit and
-// 3 get 6). H200 at 128 rows (bench/results/mma-global-split-*-s19.txt): Q4_K 4096 x 14336 44.9
-// -> 38.4 us, Q6_K 56.0 -> 45.7, 4096 x 4096 18.3 -> 17.5 and 22.1 -> 19.5; S_TG of the 8B
-// Q4_K_M at 128 sequences 13,475-13,558 -> 13,611-13,641.
-struct Split {
-  int ns = 1;
-  bool global = false;
-};
-template <typename Clusters>
-Split ChooseSplit(int64_t tiles, int sbs, int64_t sms, int per_sm, bool global, Clusters clusters) {
-  if (per_sm > 1) {
-    int ns = 1;
-    while (ns * 2 <= kMaxSplit && ns * 2 <= sbs && tiles * ns * 2 <= sms * per_sm) ns *= 2;
-    return {ns, false};
-  }
-  Split best;
-  for (int ns = std::min(kMaxSplit, sbs); ns > 1; --ns) {
-    if (tiles <= clusters(ns)) {
-      best.ns = ns;
-      break;
-    }
-  }
-  if (global) {
-    auto per = [sbs](int ns) { return (sbs + ns - 1) / ns; };
-    for (int ns = std::min(kMaxSplit, sbs); ns > best.ns; --ns) {
-      if (tiles * ns > sms || per(ns) >= per(best.ns)) continue;
-      while (ns > 2 && per(ns - 1) == per(ns)) --ns;  // the fewest CTAs for that many
-      return {ns, true};
-    }
-  }
-  return best;
-}
-
 // The driver's tensor-map encoder (through the runtime: Forge links no driver library).
 StatusOr<PFN_cuTensorMapEncodeTiled_v12000> TensorMapEncoder() {
   static std::atomic<void*> cached{nullptr};
@@ -674,8 +634,8 @@ Status Launch(MmaArgs a, int nsplit, bool global, const Workspace& ws, cudaStrea
       return n;
     };
     ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
-    const Split s =
-        ChooseSplit(tiles, a.sbs, sms, L::kCtasPerSm, fits(std::min(kMaxSplit, a.sbs)), clusters);
+    const OneWaveSplit s = SplitInOneWave(tiles, a.sbs, sms, L::kCtasPerSm, kMaxSplit,
+                                          fits(std::min(kMaxSplit, a.sbs)), clusters);
     CUDA_RETURN_IF_ERROR(failed);
     nsplit = s.ns;
     global = s.global;
@@ -713,29 +673,31 @@ Status LaunchM(const MmaArgs& a, int nsplit, bool global, const Workspace& ws,
 
 }  // namespace
 
-bool GemmQuantMmaApplies(const MatmulParams& p) {
+const char* GemmQuantMmaWhyNot(const MatmulParams& p) {
   const WeightView& w = p.w;
   const bool q6 = w.type == GgmlType::kQ6_K;
-  if (w.type != GgmlType::kQ4_K && !q6) return false;
-  if (p.m < 1 || p.m > kGemmQuantMmaMaxRows || p.x_type != DType::kF16) return false;
-  if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return false;
-  if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return false;
+  if (w.type != GgmlType::kQ4_K && !q6) return "format not Q4_K/Q6_K";
+  if (p.m < 1 || p.m > kGemmQuantMmaMaxRows) return "m outside 1..256";
+  if (p.x_type != DType::kF16) return "x not F16";
+  if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return "out not F32/F16";
+  if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return "rows outside 1..2^31-1";
   if (w.cols < kSbElems || w.cols % kSbElems != 0 || w.cols / kSbElems > (int64_t{1} << 24)) {
-    return false;
+    return "k not a multiple of 256 up to 2^32";
   }
-  if (w.row_bytes != w.cols / kSbElems * (q6 ? Q6K::kSbBytes : Q4K::kSbBytes)) return false;
-  if (w.row_bytes % 16 != 0) return false;  // Q6_K: k a multiple of 2048
-  if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
+  if (w.row_bytes != w.cols / kSbElems * (q6 ? Q6K::kSbBytes : Q4K::kSbBytes)) {
+    return "rows not as stored";
+  }
+  if (w.row_bytes % 16 != 0) return "Q6_K: k not a multiple of 2048";
+  if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return "null pointer";
   const int64_t xs = p.x_stride ? p.x_stride : w.cols;
   const int64_t os = p.out_stride ? p.out_stride : w.rows;
-  return IsAligned(w.data, 16) && IsAligned(p.x, 16) && xs % 8 == 0 && xs >= w.cols &&
-         os >= w.rows && IsAligned(p.out, DTypeSize(p.out_type));
+  if (!IsAligned(w.data, 16) || !IsAligned(p.x, 16)) return "w or x not 16-byte aligned";
+  if (xs % 8 != 0 || xs < w.cols || os < w.rows) return "strides";
+  if (!IsAligned(p.out, DTypeSize(p.out_type))) return "out misaligned";
+  return nullptr;
 }
 
-bool GemmQuantMmaPreferred(const MatmulParams& p) {
-  if (!GemmQuantMmaApplies(p)) return false;
-  return p.m >= (p.w.type == GgmlType::kQ6_K ? 2 : 9);
-}
+bool GemmQuantMmaApplies(const MatmulParams& p) { return GemmQuantMmaWhyNot(p) == nullptr; }
 
 Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nsplit,
                            GemmQuantMmaWorkspace ws, bool global_split) {
@@ -750,17 +712,7 @@ Status gemm_quant_mma_cuda(const MatmulParams& p, cudaStream_t stream, int nspli
                                 " is not 0 to " + std::to_string(kMaxSplit));
   }
   MmaArgs a;
-  a.w = p.w.data;
-  a.row_bytes = p.w.row_bytes;
-  a.n = p.w.rows;
-  a.sbs = static_cast<int>(p.w.cols / kSbElems);
-  a.x = static_cast<const __half*>(p.x);
-  a.x_stride = p.x_stride ? p.x_stride : p.w.cols;
-  a.bias = p.bias;
-  a.out = p.out;
-  a.out_stride = p.out_stride ? p.out_stride : p.w.rows;
-  a.m = static_cast<int>(p.m);
-  a.out_f32 = p.out_type == DType::kF32;
+  UnpackMatmul(p, a);
   if (global_split && (nsplit < 2 || ws.data == nullptr || ws.bytes < kCounterBytes)) {
     return InvalidArgumentError(
         "gemm_quant_mma_cuda: a global split takes nsplit 2 to 8 and a workspace");

@@ -43,15 +43,9 @@ inline constexpr int64_t kGemmQuantMmaMaxRows = 256;
 // (16-byte aligned, stride a multiple of 8 elements), out F32 or F16.
 bool GemmQuantMmaApplies(const MatmulParams& p);
 
-// Whether the CUDA backend takes it: Q4_K from 9 to 256 rows, Q6_K from 2 to 256. Measured on an
-// H100 (bench/results/gemv-mma-*-h100-2026-11-25-s1*.txt): Q4_K against the register-decoding GEMV
-// (up to 32 rows; faster up to 8), and at 64-256 rows on 14336 x 4096, 4096 x 14336 and
-// 28672 x 4096 against dequantize + cuBLAS (1.6-3.9x slower than this kernel) and the fused GEMM
-// (2.0-4.3x slower); Q6_K against dequantize + cuBLAS (1.3-3.4x slower at 8-256 rows) and, at 2-16
-// rows, through the Q4_K_M decode step against the quantized GEMV
-// (batched-ab-q6k-h100-2026-11-25-s10.txt). Above 256 rows (prefill) the fused GEMM and
-// dequantize + cuBLAS keep the work.
-bool GemmQuantMmaPreferred(const MatmulParams& p);
+// Why it does not (the first condition that fails); null where it does. Where the backend takes
+// it is the dispatch's rule (matmul_dispatch.h).
+const char* GemmQuantMmaWhyNot(const MatmulParams& p);
 
 // Scratch for k splits whose CTAs are not a cluster (a "global" split: each CTA writes its F32
 // partial sums to the workspace, the last of a tile adds them in split order, bit-identical to a

@@ -112,12 +112,20 @@ void LaunchM(const MatmulParams& p, int64_t xs, int64_t os, cudaStream_t stream)
 
 }  // namespace
 
-bool GemvApplies(const MatmulParams& p, DType weight_type) {
-  if (weight_type == DType::kF32 || p.m < 1 || p.m > kGemvMaxRows) return false;
+const char* GemvWhyNot(const MatmulParams& p, DType weight_type) {
+  if (weight_type == DType::kF32) return "F32 weights";
+  if (p.m < 1 || p.m > kGemvMaxRows) return "m outside 1..8";
   const int64_t xs = p.x_stride ? p.x_stride : p.w.cols;
   auto aligned16 = [](const void* ptr) { return reinterpret_cast<uintptr_t>(ptr) % 16 == 0; };
-  return p.w.cols % kVec == 0 && p.w.row_bytes % 16 == 0 && xs % kVec == 0 && aligned16(p.w.data) &&
-         aligned16(p.x);
+  if (p.w.cols % kVec != 0 || p.w.row_bytes % 16 != 0 || xs % kVec != 0) {
+    return "rows or stride not whole 16-byte chunks";
+  }
+  if (!aligned16(p.w.data) || !aligned16(p.x)) return "w or x not 16-byte aligned";
+  return nullptr;
+}
+
+bool GemvApplies(const MatmulParams& p, DType weight_type) {
+  return GemvWhyNot(p, weight_type) == nullptr;
 }
 
 Status gemv_cuda(const MatmulParams& p, DType weight_type, cudaStream_t stream) {

@@ -10,7 +10,7 @@
 
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/dtype.cuh"
-#include "backend/cuda/matmul/act_quant_cuda.h"
+#include "backend/cuda/act_quant/act_quant_cuda.h"
 #include "backend/cuda/matmul/block_decode.cuh"
 #include "backend/cuda/matmul/dequantize_cuda.h"
 #include "backend/cuda/matmul/gemm_quant_cuda.h"

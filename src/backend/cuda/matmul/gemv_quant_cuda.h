@@ -43,6 +43,8 @@ inline constexpr int64_t kGemvQuantMaxRows = 16;
 // 15 bytes before the view inside the same 16-byte-aligned chunk of its allocation), x and out
 // aligned to their element size, strides at least k and n.
 bool GemvQuantApplies(const MatmulParams& p);
+// Why it does not (the first condition that fails); null where it does.
+const char* GemvQuantWhyNot(const MatmulParams& p);
 
 // Requires: GemvQuantApplies(p) (else InvalidArgument). x F32, F16 or BF16; out F32, F16 or BF16.
 Status gemv_quant_cuda(const MatmulParams& p, cudaStream_t stream);

@@ -4,6 +4,7 @@
 // Legacy, Q23K: gemv_quant_dp4a_formats.cuh) reads its blocks from a stage. Formats are handled in
 // units of 256 elements ("super-blocks": 8 blocks of the legacy formats).
 #include "backend/cuda/matmul/gemv_quant_dp4a.h"
+#include "backend/cuda/matmul/matmul_args.h"
 
 #include <cuda_fp16.h>
 
@@ -18,7 +19,7 @@
 #include "backend/cuda/cuda_check.cuh"
 #include "backend/cuda/device.h"
 #include "backend/cuda/launch.cuh"
-#include "backend/cuda/matmul/act_quant.cuh"
+#include "backend/cuda/act_quant/act_quant.cuh"
 #include "backend/cuda/matmul/gemv_quant_dp4a_formats.cuh"
 #include "backend/cuda/pdl.cuh"
 
@@ -550,8 +551,9 @@ auto WithFormat(const WeightView& w, Fn&& fn) {
 
 namespace {
 
-// Whether the kernel takes a matmul of this shape (the pointer checks aside).
-bool TakesShape(const WeightView& w, int64_t m, DType x_type, DType out_type) {
+// Why the kernel does not take a matmul of this shape (the pointer checks aside); null where it
+// does.
+const char* ShapeWhyNot(const WeightView& w, int64_t m, DType x_type, DType out_type) {
   // The format's super-block bytes and shared memory at this k; 0 where it has no part here.
   const auto [sb_bytes, smem] = WithFormat(w, [&](auto f) -> std::pair<int64_t, int64_t> {
     using F = decltype(f);
@@ -561,35 +563,46 @@ bool TakesShape(const WeightView& w, int64_t m, DType x_type, DType out_type) {
       return {F::kSbBytes, SmemBytes<F>(w.cols)};
     }
   });
-  if (sb_bytes == 0 || m != 1 || x_type != DType::kF16) return false;
-  if (out_type != DType::kF32 && out_type != DType::kF16) return false;
-  if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return false;
-  if (w.cols < kSbElems || w.cols % kSbElems != 0 || w.cols > (int64_t{1} << 24)) return false;
+  if (sb_bytes == 0) return "format not Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q2_K..Q6_K";
+  if (m != 1) return "m != 1";
+  if (x_type != DType::kF16) return "x not F16";
+  if (out_type != DType::kF32 && out_type != DType::kF16) return "out not F32/F16";
+  if (w.rows < 1 || w.rows > (int64_t{1} << 31) - 1) return "rows outside 1..2^31-1";
+  if (w.cols < kSbElems || w.cols % kSbElems != 0 || w.cols > (int64_t{1} << 24)) {
+    return "k not a multiple of 256 up to 2^24";
+  }
   // Every bulk copy is a multiple of 16 bytes from a 16-byte boundary: Q6_K and Q3_K (210 and 110
   // bytes a super-block) whole chunks, Q2_K (84) whole groups of 4 super-blocks.
   if ((w.type == GgmlType::kQ6_K || w.type == GgmlType::kQ3_K) &&
       w.cols % (kChunk * kSbElems) != 0) {
-    return false;
+    return "Q6_K/Q3_K: k not a multiple of 2048";
   }
-  if (w.type == GgmlType::kQ2_K && w.cols % (4 * kSbElems) != 0) return false;
+  if (w.type == GgmlType::kQ2_K && w.cols % (4 * kSbElems) != 0) {
+    return "Q2_K: k not a multiple of 1024";
+  }
   // Q5_K: faster than the register-decoding GEMV at k = 4096 (20.1 against 24.8 us on 14336 x
   // 4096), slower at k = 14336 (24.3 against 21.4 us on 4096 x 14336; gemv-h200-2026-11-22-s8h).
-  if (w.type == GgmlType::kQ5_K && w.cols >= 8192) return false;
-  if (w.row_bytes != w.cols / kSbElems * sb_bytes) return false;
-  return smem <= kMaxSmem;
+  if (w.type == GgmlType::kQ5_K && w.cols >= 8192) return "Q5_K: k >= 8192 (reg GEMV faster)";
+  if (w.row_bytes != w.cols / kSbElems * sb_bytes) return "rows not as stored";
+  if (smem > kMaxSmem) return "shared memory";
+  return nullptr;
 }
 
 }  // namespace
 
-bool GemvQuantDp4aApplies(const MatmulParams& p) {
-  if (!TakesShape(p.w, p.m, p.x_type, p.out_type)) return false;
-  if (p.w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
-  if (p.xq != nullptr && !IsAligned(p.xq, 16)) return false;
-  return IsAligned(p.w.data, 16) && IsAligned(p.x, 16) && IsAligned(p.out, DTypeSize(p.out_type));
+const char* GemvQuantDp4aWhyNot(const MatmulParams& p) {
+  if (const char* why = ShapeWhyNot(p.w, p.m, p.x_type, p.out_type)) return why;
+  if (p.w.data == nullptr || p.x == nullptr || p.out == nullptr) return "null pointer";
+  if (p.xq != nullptr && !IsAligned(p.xq, 16)) return "xq not 16-byte aligned";
+  if (!IsAligned(p.w.data, 16) || !IsAligned(p.x, 16)) return "w or x not 16-byte aligned";
+  if (!IsAligned(p.out, DTypeSize(p.out_type))) return "out misaligned";
+  return nullptr;
 }
 
+bool GemvQuantDp4aApplies(const MatmulParams& p) { return GemvQuantDp4aWhyNot(p) == nullptr; }
+
 int64_t GemvQuantDp4aActivationBytes(const WeightView& w, int64_t m, DType x_type, DType out_type) {
-  return TakesShape(w, m, x_type, out_type) ? ActQuantBytes(w.cols) : 0;
+  return ShapeWhyNot(w, m, x_type, out_type) == nullptr ? ActQuantBytes(w.cols) : 0;
 }
 
 Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream) {
@@ -599,15 +612,7 @@ Status gemv_quant_dp4a_cuda(const MatmulParams& p, cudaStream_t stream) {
                                 "] with m=" + std::to_string(p.m) + " is outside the DP4A GEMV");
   }
   Dp4aArgs a;
-  a.w = p.w.data;
-  a.row_bytes = p.w.row_bytes;
-  a.n = p.w.rows;
-  a.sbs = static_cast<int>(p.w.cols / kSbElems);
-  a.x = static_cast<const __half*>(p.x);
-  a.xq = static_cast<const uint8_t*>(p.xq);
-  a.bias = p.bias;
-  a.out = p.out;
-  a.out_f32 = p.out_type == DType::kF32;
+  UnpackMatmul(p, a);
   ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
   return WithFormat(p.w, [&](auto f) -> Status {
     using F = decltype(f);

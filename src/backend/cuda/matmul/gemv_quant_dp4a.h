@@ -79,6 +79,8 @@ namespace forge::cuda {
 // aligned, m = 1, x F16 16-byte aligned, out F32 or F16, and the quantized activations
 // (2.25 k bytes) and the stages fitting in one CTA's shared memory.
 bool GemvQuantDp4aApplies(const MatmulParams& p);
+// Why it does not (the first condition that fails); null where it does.
+const char* GemvQuantDp4aWhyNot(const MatmulParams& p);
 
 // Bytes of the activations' form this kernel reads from p.xq (act_quant.cuh) when it takes a
 // matmul of w at m rows of x_type into out_type; 0 where it takes none.

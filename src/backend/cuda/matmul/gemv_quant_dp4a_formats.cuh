@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "backend/cuda/matmul/act_quant.cuh"
+#include "backend/cuda/act_quant/act_quant.cuh"
 
 namespace forge::cuda::dp4a {
 

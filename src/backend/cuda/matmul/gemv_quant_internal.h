@@ -29,12 +29,6 @@ struct Args {
   int last_tile_bytes = 0;  // bytes of a row's last tile (shorter when k % 256 != 0)
 };
 
-// How full `ctas` CTAs keep `slots` resident CTA slots over whole waves (1: every wave full).
-inline double WaveFill(int64_t ctas, int slots) {
-  const int64_t waves = (ctas + slots - 1) / slots;
-  return static_cast<double>(ctas) / static_cast<double>(waves * slots);
-}
-
 // Launches the kernel of `type` on a grid of (nsplit, row_blocks) CTAs, clusters of nsplit.
 Status LaunchLegacy(GgmlType type, const Args& a, int nsplit, int64_t row_blocks,
                     cudaStream_t stream);

@@ -10,6 +10,8 @@
 // chunk c, nibble h: A k-slots 2t, 2t + 1 hold bytes 4i, 4i + 2 and slots 2t + 8, 2t + 9 bytes
 // 4i + 1, 4i + 3; the B fragment holds the activations of those same elements.
 #include "backend/cuda/matmul/gemv_quant_reg.h"
+#include "backend/cuda/matmul/matmul_args.h"
+#include "backend/cuda/matmul/split_k.h"
 
 #include <cuda_fp16.h>
 
@@ -20,6 +22,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/launch.cuh"
 #include "backend/cuda/matmul/gemv_quant_device.cuh"
+#include "backend/cuda/ptx.cuh"
 #include "backend/cuda/pdl.cuh"
 
 namespace forge::cuda {
@@ -51,7 +54,7 @@ __device__ __forceinline__ uint32_t Prmt(uint32_t a, uint32_t b, uint32_t sel) {
 // x << s for s >= 0, x >> -s otherwise.
 __device__ __forceinline__ uint32_t Shift(uint32_t x, int s) { return s >= 0 ? x << s : x >> -s; }
 
-using gq::AndOr;
+using ptx::AndOr;
 constexpr uint32_t kMagic = gq::kMagic2;  // half2(1024, 1024)
 
 template <bool kFive>
@@ -77,10 +80,10 @@ __device__ __forceinline__ void IssueSb(uint32_t stage, const uint8_t* const (&r
     const uint8_t* b = rows[h] + sb * F::kBytes;
     const int n = ok[h] ? 16 : 0;
     const uint32_t dst = stage + (h * F::kPerRow * 32 + lane) * 16;
-    gq::CpAsync16(dst, b, n);
-    if constexpr (kFive) gq::CpAsync16(dst + 32 * 16, b + 16 + 16 * (t & 1), n);
-    gq::CpAsync16(dst + (F::kPerRow - 2) * 32 * 16, b + F::kQs + 16 * t, n);
-    gq::CpAsync16(dst + (F::kPerRow - 1) * 32 * 16, b + F::kQs + 64 + 16 * t, n);
+    ptx::CpAsync16(dst, b, n);
+    if constexpr (kFive) ptx::CpAsync16(dst + 32 * 16, b + 16 + 16 * (t & 1), n);
+    ptx::CpAsync16(dst + (F::kPerRow - 2) * 32 * 16, b + F::kQs + 16 * t, n);
+    ptx::CpAsync16(dst + (F::kPerRow - 1) * 32 * 16, b + F::kQs + 64 + 16 * t, n);
   }
 }
 
@@ -104,15 +107,15 @@ __device__ __forceinline__ ChunkScales ScalesOf(const uint4& hdr, int c, int t) 
   const uint32_t b0 = 2 * (t >> 1), b1 = b0 + 1;  // bytes of sub-blocks 2j (h = 0), 2j + 1
   const uint32_t sel0 = b0 | 0x4040u | (b0 << 8), sel1 = b1 | 0x4040u | (b1 << 8);
   // byte_perm with 0x64 bytes above: half2(1024 + v, 1024 + v); minus 1024: (v, v) exactly.
-  const uint32_t s0 = gq::Hadd2(Prmt(sc4, 0x64646464u, sel0), 0xE400E400u);
-  const uint32_t s1 = gq::Hadd2(Prmt(sc4, 0x64646464u, sel1), 0xE400E400u);
+  const uint32_t s0 = ptx::Hadd2(Prmt(sc4, 0x64646464u, sel0), 0xE400E400u);
+  const uint32_t s1 = ptx::Hadd2(Prmt(sc4, 0x64646464u, sel1), 0xE400E400u);
   ChunkScales r;
   r.s_lo = s0;
-  r.o_lo = gq::Hmul2(s0, 0xE400E400u);  // -1024 sc
-  r.s_hi = gq::Hmul2(s1, 0x2C002C00u);  // sc / 16
-  r.o_hi = gq::Hmul2(s1, 0xD400D400u);  // -64 sc
-  r.m_lo = gq::Hadd2(Prmt(mn4, 0x64646464u, sel0), 0xE400E400u);
-  r.m_hi = gq::Hadd2(Prmt(mn4, 0x64646464u, sel1), 0xE400E400u);
+  r.o_lo = ptx::Hmul2(s0, 0xE400E400u);  // -1024 sc
+  r.s_hi = ptx::Hmul2(s1, 0x2C002C00u);  // sc / 16
+  r.o_hi = ptx::Hmul2(s1, 0xD400D400u);  // -64 sc
+  r.m_lo = ptx::Hadd2(Prmt(mn4, 0x64646464u, sel0), 0xE400E400u);
+  r.m_hi = ptx::Hadd2(Prmt(mn4, 0x64646464u, sel1), 0xE400E400u);
   return r;
 }
 
@@ -133,10 +136,10 @@ __device__ __forceinline__ void DecodeWord(uint32_t w, uint32_t qh, int bit_lo,
     mh02 = AndOr(Shift(qh, 7 - bit_lo), 0x01000100u, kMagic);
     mh13 = AndOr(Shift(q8, 7 - bit_lo), 0x01000100u, kMagic);
   }
-  *lo02 = gq::Hfma2(AndOr(w, 0x000F000Fu, ml02), s.s_lo, s.o_lo);
-  *lo13 = gq::Hfma2(AndOr(w8, 0x000F000Fu, ml13), s.s_lo, s.o_lo);
-  *hi02 = gq::Hfma2(AndOr(w, 0x00F000F0u, mh02), s.s_hi, s.o_hi);
-  *hi13 = gq::Hfma2(AndOr(w8, 0x00F000F0u, mh13), s.s_hi, s.o_hi);
+  *lo02 = ptx::Hfma2(AndOr(w, 0x000F000Fu, ml02), s.s_lo, s.o_lo);
+  *lo13 = ptx::Hfma2(AndOr(w8, 0x000F000Fu, ml13), s.s_lo, s.o_lo);
+  *hi02 = ptx::Hfma2(AndOr(w, 0x00F000F0u, mh02), s.s_hi, s.o_hi);
+  *hi13 = ptx::Hfma2(AndOr(w8, 0x00F000F0u, mh13), s.s_hi, s.o_hi);
 }
 
 __device__ __forceinline__ uint32_t Word(const uint4& v, int i) {
@@ -173,7 +176,7 @@ __global__ void __launch_bounds__(kThreads, kNT == 1 ? 2 : 1)
   for (int s = 0; s < F::kStages - 1; ++s) {
     if (s < count)
       IssueSb<kFive>(ring + s * kStageBytes, rows, ok, kw + static_cast<int64_t>(s) * ks, t, lane);
-    gq::CpAsyncCommit();
+    ptx::CpAsyncCommit();
   }
   PdlWait();
   PdlLaunchDependents();
@@ -183,7 +186,7 @@ __global__ void __launch_bounds__(kThreads, kNT == 1 ? 2 : 1)
   const int64_t xtile = 8 * a.x_stride;
   for (int it = 0; it < count; ++it) {
     const int64_t sb = kw + static_cast<int64_t>(it) * ks;
-    gq::CpAsyncWait<F::kStages - 2>();  // this lane's copies of super-block `it` have landed
+    ptx::CpAsyncWait<F::kStages - 2>();  // this lane's copies of super-block `it` have landed
     const uint4* st = smem + (warp * F::kWarpBytes + (it % F::kStages) * kStageBytes) / 16;
     uint4 ld[2][F::kPerRow];
 #pragma unroll
@@ -235,10 +238,10 @@ __global__ void __launch_bounds__(kThreads, kNT == 1 ? 2 : 1)
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const uint32_t* f = af[i];
-          gq::Mma(tq[j], f[0], f[1], f[2], f[3], b[2 * i]);
-          gq::Mma(tq[j], f[4], f[5], f[6], f[7], b[2 * i + 1]);
-          gq::Mma(tm[j], s0.m_lo, s1.m_lo, s0.m_lo, s1.m_lo, b[2 * i]);
-          gq::Mma(tm[j], s0.m_hi, s1.m_hi, s0.m_hi, s1.m_hi, b[2 * i + 1]);
+          ptx::Mma(tq[j], f[0], f[1], f[2], f[3], b[2 * i]);
+          ptx::Mma(tq[j], f[4], f[5], f[6], f[7], b[2 * i + 1]);
+          ptx::Mma(tm[j], s0.m_lo, s1.m_lo, s0.m_lo, s1.m_lo, b[2 * i]);
+          ptx::Mma(tm[j], s0.m_hi, s1.m_hi, s0.m_hi, s1.m_hi, b[2 * i + 1]);
         }
       }
     }
@@ -248,7 +251,7 @@ __global__ void __launch_bounds__(kThreads, kNT == 1 ? 2 : 1)
       IssueSb<kFive>(ring + (nx % F::kStages) * kStageBytes, rows, ok,
                      kw + static_cast<int64_t>(nx) * ks, t, lane);
     }
-    gq::CpAsyncCommit();
+    ptx::CpAsyncCommit();
     // acc += d * sum(q sc x) - dmin * sum(m x), rows g (e < 2) and g + 8.
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
@@ -261,7 +264,7 @@ __global__ void __launch_bounds__(kThreads, kNT == 1 ? 2 : 1)
       }
     }
   }
-  gq::CpAsyncWait<0>();
+  ptx::CpAsyncWait<0>();
   // Partial sums of the warps splitting k, added in warp order.
   __syncthreads();  // every warp is done with its ring
   constexpr int kCols = 8 * kNT;
@@ -305,39 +308,32 @@ Status Launch(const RegArgs& a, cudaStream_t stream) {
   return Status::Ok();
 }
 
-// Warps splitting k (1, 2, 4, 8): the CTAs fill the resident slots (two per SM) best over whole
-// waves; ties to fewer splits (longer runs per warp). Depends on n, k and the GPU, never on m.
-int ChooseSplit(int64_t n, int sbs, int slots) {
-  int best = 1;
-  double best_fill = -1;
-  for (int ks = 1; ks <= kWarps; ks *= 2) {
-    if (ks > 1 && ks > sbs) break;
-    const double fill = gq::WaveFill((n + 16 * (kWarps / ks) - 1) / (16 * (kWarps / ks)), slots);
-    if (fill > best_fill + 0.02) {
-      best = ks;
-      best_fill = fill;
-    }
-  }
-  return best;
-}
-
 }  // namespace
 
-bool GemvQuantRegApplies(const MatmulParams& p) {
+const char* GemvQuantRegWhyNot(const MatmulParams& p) {
   const WeightView& w = p.w;
-  if (w.type != GgmlType::kQ4_K && w.type != GgmlType::kQ5_K) return false;
-  if (p.m < 1 || p.m > kGemvQuantRegMaxRows || p.x_type != DType::kF16) return false;
-  if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return false;
+  if (w.type != GgmlType::kQ4_K && w.type != GgmlType::kQ5_K) return "format not Q4_K/Q5_K";
+  if (p.m < 1 || p.m > kGemvQuantRegMaxRows) return "m outside 1..32";
+  if (p.x_type != DType::kF16) return "x not F16";
+  if (p.out_type != DType::kF32 && p.out_type != DType::kF16) return "out not F32/F16";
   const int bytes = w.type == GgmlType::kQ4_K ? 144 : 176;
-  if (w.rows < 1 || w.cols < kSbElems || w.cols % kSbElems != 0) return false;
-  if (w.cols / kSbElems > (int64_t{1} << 24) || w.rows > (int64_t{1} << 31) - 1) return false;
-  if (w.row_bytes != w.cols / kSbElems * bytes) return false;
-  if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return false;
+  if (w.rows < 1 || w.cols < kSbElems || w.cols % kSbElems != 0) {
+    return "k not a multiple of 256";
+  }
+  if (w.cols / kSbElems > (int64_t{1} << 24) || w.rows > (int64_t{1} << 31) - 1) {
+    return "k or rows too large";
+  }
+  if (w.row_bytes != w.cols / kSbElems * bytes) return "rows not as stored";
+  if (w.data == nullptr || p.x == nullptr || p.out == nullptr) return "null pointer";
   const int64_t xs = p.x_stride ? p.x_stride : w.cols;
   const int64_t os = p.out_stride ? p.out_stride : w.rows;
-  return IsAligned(w.data, 16) && IsAligned(p.x, 16) && xs % 8 == 0 && xs >= w.cols &&
-         os >= w.rows && IsAligned(p.out, DTypeSize(p.out_type));
+  if (!IsAligned(w.data, 16) || !IsAligned(p.x, 16)) return "w or x not 16-byte aligned";
+  if (xs % 8 != 0 || xs < w.cols || os < w.rows) return "strides";
+  if (!IsAligned(p.out, DTypeSize(p.out_type))) return "out misaligned";
+  return nullptr;
 }
+
+bool GemvQuantRegApplies(const MatmulParams& p) { return GemvQuantRegWhyNot(p) == nullptr; }
 
 Status gemv_quant_reg_cuda(const MatmulParams& p, cudaStream_t stream) {
   if (!GemvQuantRegApplies(p)) {
@@ -346,19 +342,13 @@ Status gemv_quant_reg_cuda(const MatmulParams& p, cudaStream_t stream) {
                                 " is outside the register-decoding GEMV");
   }
   RegArgs a;
-  a.w = p.w.data;
-  a.row_bytes = p.w.row_bytes;
-  a.n = p.w.rows;
-  a.sbs = static_cast<int>(p.w.cols / kSbElems);
-  a.x = static_cast<const __half*>(p.x);
-  a.x_stride = p.x_stride ? p.x_stride : p.w.cols;
-  a.bias = p.bias;
-  a.out = p.out;
-  a.out_stride = p.out_stride ? p.out_stride : p.w.rows;
-  a.m = static_cast<int>(p.m);
-  a.out_f32 = p.out_type == DType::kF32;
+  UnpackMatmul(p, a);
   ASSIGN_OR_RETURN(const int sms, CurrentSmCount());
-  a.ks = ChooseSplit(a.n, a.sbs, 2 * sms);
+  // Warps splitting k (1, 2, 4, 8), filling the resident slots (two CTAs per SM); ties to fewer
+  // splits (longer runs per warp). It depends on n, k and the GPU, never on m.
+  a.ks = SplitByFill(std::min(kWarps, a.sbs), 2 * sms, [&](int ks) {
+    return (a.n + 16 * (kWarps / ks) - 1) / (16 * (kWarps / ks));
+  });
   const bool five = p.w.type == GgmlType::kQ5_K;
   if (a.m <= 8) return five ? Launch<true, 1>(a, stream) : Launch<false, 1>(a, stream);
   if (a.m <= 16) return five ? Launch<true, 2>(a, stream) : Launch<false, 2>(a, stream);

@@ -32,6 +32,8 @@ inline constexpr int64_t kGemvQuantRegMaxRows = 32;
 // Whether gemv_quant_reg_cuda takes this matmul: Q4_K or Q5_K weights, 1 <= m <= 32, x F16 with
 // rows 16-byte aligned, W 16-byte aligned with rows as stored, out F32 or F16.
 bool GemvQuantRegApplies(const MatmulParams& p);
+// Why it does not (the first condition that fails); null where it does.
+const char* GemvQuantRegWhyNot(const MatmulParams& p);
 
 // Requires: GemvQuantRegApplies(p) (else InvalidArgument).
 Status gemv_quant_reg_cuda(const MatmulParams& p, cudaStream_t stream);

@@ -10,7 +10,7 @@
 #include "backend/cuda/device.h"
 #include "backend/cuda/dtype.cuh"
 #include "backend/cuda/launch.cuh"
-#include "backend/cuda/matmul/act_quant.cuh"
+#include "backend/cuda/act_quant/act_quant.cuh"
 #include "backend/cuda/ops_cuda.h"
 #include "backend/cuda/pdl.cuh"
 
