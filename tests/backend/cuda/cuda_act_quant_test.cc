@@ -21,7 +21,7 @@
 #include "backend/backend.h"
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_test_buffers.h"
-#include "backend/cuda/matmul/act_quant_cuda.h"
+#include "backend/cuda/act_quant/act_quant_cuda.h"
 #include "backend/cuda/matmul/gemv_quant_dp4a.h"
 #include "backend/cuda/ops_cuda.h"
 #include "backend/cuda/quant_test_data.h"

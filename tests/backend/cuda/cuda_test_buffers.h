@@ -1,19 +1,17 @@
 // Device buffers for the CUDA kernel tests: poisoned bytes followed by guard bytes that must
-// survive (out-of-bounds writes), and host conversions between F32 values and F32/F16/BF16 bytes.
+// survive (out-of-bounds writes). Host conversions between F32 values and F32/F16/BF16 bytes, and
+// activations: support/half_data.h.
 #pragma once
 
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <random>
 #include <vector>
 
 #include "base/dtype.h"
 #include "base/half.h"
+#include "support/half_data.h"
 
 namespace forge::testing {
 
@@ -52,47 +50,6 @@ class DevBuf {
 inline uint16_t HalfBits(float v, DType t) { return t == DType::kF16 ? F32ToF16(v) : F32ToBF16(v); }
 inline float FromHalfBits(uint16_t b, DType t) {
   return t == DType::kF16 ? F16ToF32(b) : BF16ToF32(b);
-}
-
-// Values as stored bytes of dtype t (F32 values must be exact in t for the comparisons).
-inline std::vector<uint8_t> ToBytes(const std::vector<float>& v, DType t) {
-  std::vector<uint8_t> b(v.size() * DTypeSize(t));
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (t == DType::kF32) {
-      std::memcpy(b.data() + 4 * i, &v[i], 4);
-    } else {
-      const uint16_t h = HalfBits(v[i], t);
-      std::memcpy(b.data() + 2 * i, &h, 2);
-    }
-  }
-  return b;
-}
-
-inline float ValueAt(const std::vector<uint8_t>& b, size_t i, DType t) {
-  if (t == DType::kF32) {
-    float f;
-    std::memcpy(&f, b.data() + 4 * i, 4);
-    return f;
-  }
-  uint16_t h;
-  std::memcpy(&h, b.data() + 2 * i, 2);
-  return FromHalfBits(h, t);
-}
-
-// x [rows][stride]: F32 normal values, or (exact) values that F16 and BF16 both hold exactly.
-inline std::vector<float> Activations(int64_t rows, int64_t k, int64_t stride, bool half_exact,
-                                      uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> x(rows * stride, 0.0f);
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < k; ++c) {
-      float v = d(rng);
-      if (half_exact) v = std::clamp(std::round(v * 32.0f), -127.0f, 127.0f) / 32.0f;
-      x[r * stride + c] = v;
-    }
-  }
-  return x;
 }
 
 }  // namespace forge::testing

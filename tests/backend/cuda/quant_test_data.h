@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "backend/cpu/matmul/matmul.h"
 #include "base/half.h"
 #include "gguf/gguf_file.h"
 #include "quant/dequantize.h"
@@ -130,22 +129,6 @@ inline bool OracleMatrix(GgmlType type, const std::string& tensor, QuantMatrix* 
   q->what = "quant-oracle-" + name + " " + tensor;
   Dequantize(q);
   return true;
-}
-
-// ref[c][r] (row stride q.n) = x W^T + bias on the CPU, x [m][x_stride] in F32, W the matrix's
-// dequantized values as the CPU backend reads them.
-inline std::vector<float> QuantReference(const QuantMatrix& q, const std::vector<float>& x,
-                                         int64_t m, int64_t x_stride, const float* bias) {
-  std::vector<float> ref(m * q.n);
-  MatmulParams p;
-  p.x = x.data();
-  p.x_stride = x_stride;
-  p.w = {q.type, q.n, q.k, q.row_bytes, q.bytes.data()};
-  p.bias = bias;
-  p.out = ref.data();
-  p.m = m;
-  EXPECT_TRUE(matmul_ref(p).ok());
-  return ref;
 }
 
 }  // namespace forge::testing
