@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "base/escapes.h"
+#include "base/utf8.h"
 #include "grammar/codepoint_set.h"
 #include "grammar/regex_ast.h"
 
@@ -51,24 +52,11 @@ class RegexParser {
   RegexParser(std::string_view pattern, int max_repetition, int max_nesting)
       : pattern_(pattern), max_repetition_(max_repetition), max_nesting_(max_nesting) {}
 
+  // The pattern as code points; strict UTF-8 (no overlong forms, surrogates or values past
+  // U+10FFFF), as the GBNF parser reads its literals.
   Status Decode() {
-    for (size_t i = 0; i < pattern_.size();) {
-      const unsigned char c = static_cast<unsigned char>(pattern_[i]);
-      int len = c < 0x80                   ? 1
-                : (c >= 0xC2 && c <= 0xDF) ? 2
-                : (c >= 0xE0 && c <= 0xEF) ? 3
-                : (c >= 0xF0 && c <= 0xF4) ? 4
-                                           : 0;
-      if (len == 0 || i + static_cast<size_t>(len) > pattern_.size()) return Fail("invalid UTF-8");
-      uint32_t cp = len == 1 ? c : c & (0x7F >> len);
-      for (int k = 1; k < len; ++k) {
-        const unsigned char cc = static_cast<unsigned char>(pattern_[i + static_cast<size_t>(k)]);
-        if ((cc & 0xC0) != 0x80) return Fail("invalid UTF-8");
-        cp = (cp << 6) | (cc & 0x3F);
-      }
-      cps_.push_back(cp);
-      i += static_cast<size_t>(len);
-    }
+    if (!utf8::IsValid(pattern_)) return Fail("invalid UTF-8");
+    for (size_t i = 0; i < pattern_.size();) cps_.push_back(utf8::DecodeAt(pattern_, &i));
     return Status::Ok();
   }
 
