@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "backend/cuda/matmul/gemm_quant_mma.h"
 #include "backend/cuda/quant_test_data.h"
 #include "quant/type_table.h"
 
@@ -29,12 +28,7 @@ MatmulParams Params(GgmlType t, int64_t n, int64_t k, int64_t m, DType x = DType
   return p;
 }
 
-cuda::MatmulResources Usual() {
-  cuda::MatmulResources r;
-  r.dequant_scratch_bytes = size_t{128} << 20;
-  r.mma_workspace_bytes = cuda::kGemmQuantMmaWorkspaceBytes;
-  return r;
-}
+cuda::MatmulResources Usual() { return cuda::UsualMatmulResources(); }
 
 std::string Chosen(const MatmulParams& p, const cuda::MatmulResources& r = Usual()) {
   const cuda::MatmulChoice c = cuda::ChooseMatmul(p, r);

@@ -65,20 +65,7 @@ constexpr AttentionVariant kVariants[] = {
 std::span<const AttentionVariant> AttentionVariants() { return kVariants; }
 
 const AttentionVariant* FindAttentionVariant(std::string_view name) {
-  for (const AttentionVariant& v : kVariants) {
-    if (name == v.name) return &v;
-  }
-  return nullptr;
-}
-
-std::string AttentionChoice::Explain() const {
-  std::string s = variant != nullptr ? variant->name : "none";
-  if (passed.empty()) return s;
-  s += " (passed over:";
-  for (size_t i = 0; i < passed.size(); ++i) {
-    s += (i ? "; " : " ") + std::string(passed[i].first) + ": " + passed[i].second;
-  }
-  return s + ")";
+  return FindVariant(AttentionVariants(), name);
 }
 
 AttentionChoice ChooseAttention(const AttentionParams& p) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backend/backend.h"
+#include "backend/cuda/variant_table.h"
 
 namespace forge::cuda {
 
@@ -39,8 +40,8 @@ const AttentionVariant* FindAttentionVariant(std::string_view name);
 
 struct AttentionChoice {
   const AttentionVariant* variant = nullptr;  // null: no variant runs the batch
-  std::vector<std::pair<const char*, const char*>> passed;  // (variant, why not), in order
-  std::string Explain() const;  // "name (passed over: a: why; b: why)"
+  PassedOver passed;  // (variant, why not), in order
+  std::string Explain() const { return ExplainChoice(variant ? variant->name : nullptr, passed); }
 };
 
 // The first variant that runs p (p.out_q aside: attention_cuda forms that row).

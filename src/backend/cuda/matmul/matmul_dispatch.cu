@@ -171,13 +171,10 @@ constexpr int64_t kBucketEnds[] = {1, 8, 16, 32, 64, 256};
 std::span<const MatmulVariant> MatmulVariants() { return kVariants; }
 
 const MatmulVariant* FindMatmulVariant(std::string_view name) {
-  for (const MatmulVariant& v : kVariants) {
-    if (name == v.name) return &v;
-  }
-  return nullptr;
+  return FindVariant(MatmulVariants(), name);
 }
 
-MatmulResources UsualResources() {
+MatmulResources UsualMatmulResources() {
   MatmulResources r;
   r.dequant_scratch_bytes = size_t{128} << 20;
   r.mma_workspace_bytes = kGemmQuantMmaWorkspaceBytes;
@@ -186,18 +183,8 @@ MatmulResources UsualResources() {
 
 bool MatmulVariantTakes(std::string_view name, const MatmulParams& p) {
   const MatmulVariant* v = FindMatmulVariant(name);
-  if (v == nullptr || v->why_not(p, UsualResources()) != nullptr) return false;
+  if (v == nullptr || v->why_not(p, UsualMatmulResources()) != nullptr) return false;
   return v->declines == nullptr || v->declines(p) == nullptr;
-}
-
-std::string MatmulChoice::Explain() const {
-  std::string s = variant != nullptr ? variant->name : "none";
-  if (passed.empty()) return s;
-  s += " (passed over:";
-  for (size_t i = 0; i < passed.size(); ++i) {
-    s += (i ? "; " : " ") + std::string(passed[i].first) + ": " + passed[i].second;
-  }
-  return s + ")";
 }
 
 MatmulChoice ChooseMatmul(const MatmulParams& p, const MatmulResources& r) {
@@ -298,7 +285,7 @@ MatmulChoice ChooseMatmulForShape(const WeightView& w, int64_t m, DType x_type, 
   p.x_type = x_type;
   p.out_type = out_type;
   if (with_form && m == 1) p.xq = base;
-  return ChooseMatmul(p, UsualResources());
+  return ChooseMatmul(p, UsualMatmulResources());
 }
 
 }  // namespace forge::cuda

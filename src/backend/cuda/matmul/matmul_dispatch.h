@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "backend/cpu/matmul/matmul.h"
+#include "backend/cuda/variant_table.h"
 #include "base/status.h"
 
 namespace forge::cuda {
@@ -51,13 +52,16 @@ const MatmulVariant* FindMatmulVariant(std::string_view name);
 // Whether the variant of that name runs p and does not decline it, with the backend's usual
 // scratch sizes (the dispatch takes it there unless a variant before it does).
 bool MatmulVariantTakes(std::string_view name, const MatmulParams& p);
+// The backend's usual scratch sizes (dequantization 128 MiB, the MMA's workspace), no memory:
+// for choosing without a backend (tests, forge inspect --plan).
+MatmulResources UsualMatmulResources();
 
 struct MatmulChoice {
   const MatmulVariant* variant = nullptr;  // null: no variant runs the matmul
   // The variants tried before it, each with why it was passed over ("does not run: ..." or
   // "declined: ...").
-  std::vector<std::pair<const char*, std::string>> passed;
-  std::string Explain() const;  // "name (passed over: a: why; b: why)"
+  PassedOver passed;
+  std::string Explain() const { return ExplainChoice(variant ? variant->name : nullptr, passed); }
 };
 
 // The first variant that runs p and does not decline it. Requires p.m >= 1.
