@@ -63,7 +63,7 @@ serve_sweep() {  # $1: weight format
   local m=$MODELS/llama-3-8b-$1.gguf port=${SERVE_PORT:-8090} name=serve-8b-$1-$DEV-$DAY
   [ -f "$m" ] || "$BIN/forge" make-model --preset llama-3-8b --type "$1" "$m" >/dev/null || return 1
   "$BIN/forge" serve -m "$m" --device cuda --host 127.0.0.1 --port "$port" --parallel 128 \
-    --max-queue "${SERVE_MAX_QUEUE:-256}" -c 1024 --batch-tokens "${SERVE_BATCH_TOKENS:-2048}" --threads 4 \
+    --max-queue "${SERVE_MAX_QUEUE:-256}" -c 1024 --batch-tokens "${SERVE_BATCH_TOKENS:-2048}" --http-threads 4 \
     2>"$OUT/$name.log" &
   local pid=$! ok=1
   python3 - "$port" <<'PY' || ok=0

@@ -72,7 +72,13 @@ int RunFloor(const std::string& device, const std::string& json_path) {
     std::printf("device: cpu (%d threads)\n", bw.threads);
     std::printf("memory copy bandwidth: %.2f GB/s (read + written, %lld MiB buffers)\n",
                 bw.bytes_per_second / 1e9, static_cast<long long>(bw.buffer_bytes >> 20));
-    j = {{"device", "cpu"}, {"threads", bw.threads}, {"copy_bytes_per_s", bw.bytes_per_second}};
+    const CpuCopyBandwidth rd = MeasureCpuReadBandwidth();
+    std::printf("memory read bandwidth: %.2f GB/s (bytes read, %lld MiB buffers)\n",
+                rd.bytes_per_second / 1e9, static_cast<long long>(rd.buffer_bytes >> 20));
+    j = {{"device", "cpu"},
+         {"threads", bw.threads},
+         {"copy_bytes_per_s", bw.bytes_per_second},
+         {"read_bytes_per_s", rd.bytes_per_second}};
   }
 #ifdef FORGE_HAVE_CUDA
   if (use_gpu) {
@@ -108,6 +114,7 @@ struct Floors {
   double copy_bytes_per_s = 0;
   double flops_per_s = 0;
   int threads = 0;  // CPU threads of the copy measurement (0 on a GPU)
+  double read_bytes_per_s = 0;  // CPU: bytes read per second on those threads (0 on a GPU)
 };
 
 StatusOr<Floors> MeasureFloors(Backend& backend) {
@@ -123,6 +130,7 @@ StatusOr<Floors> MeasureFloors(Backend& backend) {
   CpuCopyBandwidth bw = MeasureCpuCopyBandwidth();
   f.threads = bw.threads;
   f.copy_bytes_per_s = bw.bytes_per_second;
+  f.read_bytes_per_s = MeasureCpuReadBandwidth().bytes_per_second;
   f.flops_per_s = MeasureCpuMatmulRate();
   (void)backend;
   return f;
@@ -221,6 +229,16 @@ int RunModel(const ModelArgs& a) {
               Percent(r->tg_tokens_per_s, r->tg_floor_tokens_per_s).c_str());
   std::printf("decode bytes/token: %.1f MB weights + %.2f MB KV\n", r->weight_bytes_per_token / 1e6,
               r->kv_bytes_per_token / 1e6);
+  // The CPU's decode floor at its read bandwidth (a decode step reads, it hardly writes).
+  const double read_floor =
+      floors.read_bytes_per_s > 0
+          ? floors.read_bytes_per_s / (r->weight_bytes_per_token + r->kv_bytes_per_token)
+          : 0;
+  if (read_floor > 0 && tg > 0) {
+    std::printf("cpu read bandwidth %.1f GB/s: tg floor %.2f tokens/s, %s of it\n",
+                floors.read_bytes_per_s / 1e9, read_floor,
+                Percent(r->tg_tokens_per_s, read_floor).c_str());
+  }
   PrintGraphStats(model);
   if (!a.json.empty()) {
     nlohmann::json j = {{"model", a.path},
@@ -230,6 +248,8 @@ int RunModel(const ModelArgs& a) {
                         {"tensor_parallel", model.tensor_parallel()},
                         {"threads", threads},
                         {"copy_bytes_per_s", o.copy_bytes_per_s},
+                        {"read_bytes_per_s", floors.read_bytes_per_s},
+                        {"tg_read_floor_tokens_per_s", read_floor},
                         {"matmul_flops_per_s", o.flops_per_s},
                         {"pp_tokens", pp},
                         {"tg_tokens", tg},
@@ -537,6 +557,8 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
       gemv_shapes.emplace_back(n, k);
     }
     *runner = [args, attention_trials, gemv_reps, allreduce_gpus, gemm_rows, gemv_shapes]() -> int {
+      // --threads before anything is measured: the floors count the threads the ops use.
+      if (args->m.flags.threads > 0) ThreadPool::SetGlobalThreads(args->m.flags.threads);
       if (args->allreduce) {
         return RunAllReduceBench(args->m.device, args->m.json, allreduce_gpus, gemv_reps);
       }

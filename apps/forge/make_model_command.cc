@@ -63,7 +63,8 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--seed", s.seed, "Random seed (the weights depend on it only)");
   cmd->add_option("--threads", s.threads, "Threads (default: all)");
   // Shape overrides: applied on top of the preset when given.
-  auto* o_arch = cmd->add_option("--arch", args->arch, "llama or qwen2");
+  auto* o_arch = cmd->add_option("--arch", args->arch,
+                                 "llama, qwen2, qwen3, gemma2, gemma3, qwen2moe or qwen3moe");
   auto* o_name = cmd->add_option("--name", args->name, "general.name");
   ModelSpec& ov = args->o;
   auto* o_vocab = cmd->add_option("--n-vocab", ov.n_vocab, "Vocabulary size");
@@ -75,13 +76,26 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
   auto* o_ctx = cmd->add_option("--n-ctx", ov.n_ctx, "Context length");
   auto* o_theta = cmd->add_option("--rope-theta", ov.rope_theta, "RoPE base frequency");
   auto* o_eps = cmd->add_option("--rms-eps", ov.rms_eps, "RMSNorm epsilon");
+  auto* o_window = cmd->add_option("--sliding-window", ov.sliding_window,
+                                   "Gemma: attention.sliding_window (keys)");
+  auto* o_attn_cap = cmd->add_option("--attn-softcap", ov.attn_softcap,
+                                     "Gemma: attn_logit_softcapping");
+  auto* o_final_cap = cmd->add_option("--final-softcap", ov.final_softcap,
+                                      "Gemma: final_logit_softcapping");
+  auto* o_experts = cmd->add_option("--experts", ov.n_expert, "Mixture of experts: experts a layer");
+  auto* o_used = cmd->add_option("--experts-used", ov.n_expert_used, "Experts a token");
+  auto* o_ff_exp = cmd->add_option("--n-ff-exp", ov.n_ff_exp, "Each expert's FFN width");
+  auto* o_ff_shexp =
+      cmd->add_option("--n-ff-shexp", ov.n_ff_shexp, "The shared expert's FFN width (qwen2moe)");
   cmd->add_flag("--qkv-bias", args->qkv_bias, "Add attn_{q,k,v}.bias");
   cmd->add_flag("--no-qkv-bias", args->no_qkv_bias, "No QKV biases");
   cmd->add_flag("--tied", args->tied, "Tied embeddings (no output.weight)");
   cmd->add_flag("--untied", args->untied, "Separate output.weight");
   cmd->add_flag("--peaked", args->peaked, "Peaked output distributions (peak 20)");
   cmd->add_option("--peak", args->peak, "Peaked outputs with this target logit (0: off)");
-  cmd->add_option("--vocab", args->vocab, "Synthetic vocabulary: spm, llama3 or qwen2");
+  cmd->add_option("--vocab", args->vocab,
+                  "Synthetic vocabulary: spm, llama3, qwen2 or words (English words; with "
+                  "--peaked the greedy text is words)");
   cmd->add_option("--vocab-from", args->vocab_from,
                   "Copy the tokenizer of this file: a GGUF, or a Hugging Face tokenizer.json "
                   "(with its tokenizer_config.json beside it)");
@@ -100,7 +114,7 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
       spec.threads = a.threads;
       if (o_arch->count()) {
         spec.arch = args->arch;
-        spec.qkv_bias = spec.arch == "qwen2";
+        spec.qkv_bias = spec.arch == "qwen2" || spec.arch == "qwen2moe";
       }
       if (o_name->count()) spec.name = args->name;
       const ModelSpec& o = args->o;
@@ -113,6 +127,13 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
       if (o_ctx->count()) spec.n_ctx = o.n_ctx;
       if (o_theta->count()) spec.rope_theta = o.rope_theta;
       if (o_eps->count()) spec.rms_eps = o.rms_eps;
+      if (o_window->count()) spec.sliding_window = o.sliding_window;
+      if (o_attn_cap->count()) spec.attn_softcap = o.attn_softcap;
+      if (o_final_cap->count()) spec.final_softcap = o.final_softcap;
+      if (o_experts->count()) spec.n_expert = o.n_expert;
+      if (o_used->count()) spec.n_expert_used = o.n_expert_used;
+      if (o_ff_exp->count()) spec.n_ff_exp = o.n_ff_exp;
+      if (o_ff_shexp->count()) spec.n_ff_shexp = o.n_ff_shexp;
       if (args->qkv_bias) spec.qkv_bias = true;
       if (args->no_qkv_bias) spec.qkv_bias = false;
       if (args->tied) spec.tied_embeddings = true;
@@ -126,10 +147,15 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
           spec.vocab = VocabKind::kBpeLlama3;
         else if (args->vocab == "qwen2")
           spec.vocab = VocabKind::kBpeQwen2;
+        else if (args->vocab == "words")
+          spec.vocab = VocabKind::kWords;
         else
-          return fail(
-              InvalidArgumentError("--vocab '" + args->vocab + "' (expected spm, llama3 or qwen2)"),
-              2);
+          return fail(InvalidArgumentError("--vocab '" + args->vocab +
+                                           "' (expected spm, llama3, qwen2 or words)"),
+                      2);
+        if (spec.vocab == VocabKind::kWords && o_vocab->count()) {
+          return fail(InvalidArgumentError("--n-vocab: the words vocabulary has a fixed size"), 2);
+        }
       }
       spec.vocab_from = args->vocab_from;
       if (!args->type.empty()) {

@@ -1,6 +1,6 @@
 // Flags every command that loads a model shares: --dtype (activations and KV cache),
-// --no-graphs, --tensor-parallel and --gpu-memory-limit, turned into the backends and the loaded
-// model; and --kv-cache-mb's meaning for the engine.
+// --no-graphs, --tensor-parallel, --gpu-memory-limit and --threads, turned into the backends and
+// the loaded model; and --kv-cache-mb's meaning for the engine.
 #pragma once
 
 #include <memory>
@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/thread_pool.h"
 #include "runtime/backends.h"
 #include "runtime/model_runner.h"
 
@@ -18,6 +19,7 @@ struct ModelFlags {
   bool no_graphs = false;
   int tensor_parallel = 1;
   std::string gpu_memory_limit;  // empty: none
+  int threads = 0;               // compute threads of the host (0: the physical cores available)
 };
 
 // -m,--model (required) and --device, as every command that runs a model names them.
@@ -39,6 +41,10 @@ inline void AddModelFlags(CLI::App* cmd, ModelFlags* f) {
   cmd->add_option("--gpu-memory-limit", f->gpu_memory_limit,
                   "Memory each GPU may hand Forge (weights, workspace, KV cache), e.g. 24GiB; "
                   "default: the whole device");
+  cmd->add_option("-t,--threads", f->threads,
+                  "Compute threads on the host (CPU backend ops; default: the physical cores "
+                  "this process may run on)")
+      ->check(CLI::PositiveNumber);
 }
 
 // Whether the backend is a device with its own memory (a GPU: MemoryInfo reports a total), not
@@ -78,6 +84,7 @@ inline StatusOr<std::unique_ptr<LoadedModel>> LoadModelOn(const std::string& pat
   if (!f.gpu_memory_limit.empty()) {
     ASSIGN_OR_RETURN(limit, ParseByteSize(f.gpu_memory_limit));
   }
+  if (f.threads > 0) ThreadPool::SetGlobalThreads(f.threads);
   auto l = std::make_unique<LoadedModel>();
   ASSIGN_OR_RETURN(l->backends, CreateBackends(device, f.tensor_parallel, limit));
   ASSIGN_OR_RETURN(

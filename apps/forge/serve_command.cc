@@ -2,6 +2,7 @@
 // (src/server) over one engine. It listens before the model loads (/health: 503, then 200) and
 // shuts down gracefully on SIGINT or SIGTERM.
 #include <malloc.h>
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -9,12 +10,16 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 
+#include "base/thread_pool.h"
 #include "commands.h"
 #include "engine/engine.h"
 #include "model_flags.h"
+#include "quant/type_table.h"
 #include "runtime/backends.h"
+#include "runtime/device_floors.h"
 #include "server/server.h"
 #include "tokenizer/chat_template.h"
 
@@ -61,6 +66,62 @@ Status ReadApiKey(const std::string& path, std::string* key) {
     return InvalidArgumentError("--api-key-file " + path + ": the first line is empty");
   *key = text;
   return Status::Ok();
+}
+
+// The weight types by their share of the tensor bytes: "Q8_0 97%, F32 3%" (one type: its name).
+std::string WeightFormat(const GgufFile& file) {
+  std::map<std::string, int64_t> bytes;
+  int64_t total = 0;
+  for (const GgufTensorInfo& t : file.tensors()) {
+    bytes[std::string(TypeName(t.type))] += t.n_bytes;
+    total += t.n_bytes;
+  }
+  std::vector<std::pair<int64_t, std::string>> by_share;
+  for (const auto& [type, b] : bytes) by_share.emplace_back(b, type);
+  std::sort(by_share.rbegin(), by_share.rend());
+  if (by_share.size() == 1) return by_share[0].second;
+  std::string out;
+  for (const auto& [b, type] : by_share) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s %.0f%%", out.empty() ? "" : ", ", type.c_str(),
+                  total > 0 ? 100.0 * b / total : 0.0);
+    out += buf;
+  }
+  return out;
+}
+
+// What /status and the web page show about the model and its device.
+server::ModelFacts FactsOf(const std::string& path, ModelRunner& model, const Engine& engine) {
+  server::ModelFacts f;
+  const ModelConfig& c = model.config();
+  const GgufFile& file = model.file();
+  f.architecture = c.arch;
+  f.name = c.name;
+  f.file = path;
+  f.format = WeightFormat(file);
+  f.dtype = DTypeName(model.dtype());
+  for (const GgufTensorInfo& t : file.tensors()) f.parameters += t.n_elements;
+  const GgufTensorInfo* embd = file.FindTensor("token_embd.weight");
+  const int64_t embd_params = embd ? embd->n_elements : 0;
+  f.flops_per_token = 2.0 * static_cast<double>(f.parameters - embd_params);
+  f.weight_bytes_per_step = WeightMatrixBytes(model.host_weights(), /*with_token_embd=*/false);
+  f.context = engine.ctx_size();
+  f.training_context = c.n_ctx_train;
+  f.layers = c.n_layer;
+  f.embedding = c.n_embd;
+  f.heads = c.n_head;
+  f.kv_heads = c.n_head_kv;
+  f.vocabulary = c.n_vocab;
+  Backend& backend = model.backend();
+  f.device = backend.name();
+  if (backend.name() == "cpu") {
+    f.device += " (" + std::to_string(ThreadPool::DefaultThreads()) + " threads)";
+  }
+  if (model.tensor_parallel() > 1) {
+    f.device += " x " + std::to_string(model.tensor_parallel()) + " (tensor parallel)";
+  }
+  f.measure_floors = [&backend] { return MeasureDeviceFloors(backend); };
+  return f;
 }
 
 int Serve(Args& a) {
@@ -160,6 +221,7 @@ int Serve(Args& a) {
   // A template that writes "<think>" blocks belongs to a model that reasons before answering.
   served.reasoning = source.find("</think>") != std::string::npos;
   served.tool_format = server::DetectToolCallFormat(source);
+  served.facts = FactsOf(a.model, **model, **engine);
   if (vocab.Valid(vocab.bos)) {
     served.template_options.bos_token = (*tokenizer)->TokenToPiece(vocab.bos, true);
   }
@@ -222,7 +284,8 @@ void AddServeCommand(CLI::App& app, CommandRunner* runner) {
                   "Fraction of the GPU's memory Forge may use in all (weights, workspace, KV "
                   "cache), in (0, 1]");
   AddModelFlags(cmd, &a->model_flags);
-  cmd->add_option("--threads", a->server.threads, "HTTP I/O threads")->check(CLI::PositiveNumber);
+  cmd->add_option("--http-threads", a->server.threads, "HTTP I/O threads")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--http-workers", a->server.workers,
                   "Threads that parse request bodies, render templates and tokenize")
       ->check(CLI::PositiveNumber);

@@ -14,12 +14,15 @@
 #include "backend/cpu/add_rmsnorm/add_rmsnorm.h"
 #include "backend/cpu/attention/attention.h"
 #include "backend/cpu/embedding/embedding.h"
+#include "backend/cpu/expert_sum/expert_sum.h"
 #include "backend/cpu/kv_write/kv_write.h"
 #include "backend/cpu/matmul/matmul.h"
 #include "backend/cpu/rmsnorm/rmsnorm.h"
 #include "backend/cpu/rope/rope.h"
+#include "backend/cpu/route/route.h"
 #include "backend/cpu/rope_kv_write/rope_kv_write.h"
 #include "backend/cpu/sample/sample.h"
+#include "backend/cpu/softcap/softcap.h"
 #include "backend/cpu/swiglu/swiglu.h"
 #include "base/dtype.h"
 #include "base/status.h"
@@ -149,6 +152,10 @@ class Backend {
   virtual Status Attention(const AttentionParams& p) = 0;
   virtual Status Swiglu(const SwigluParams& p) = 0;
   virtual Status Add(const AddParams& p) = 0;
+  virtual Status SoftCap(const SoftCapParams& p) = 0;
+  // Mixture of experts: the router's choice, and the weighted sum of the experts' outputs.
+  virtual Status Route(const RouteParams& p) = 0;
+  virtual Status ExpertSum(const ExpertSumParams& p) = 0;
   virtual Status GatherRows(const GatherRowsParams& p) = 0;
   // Chooses each row's next token where the logits are; rows, edits and out in backend memory.
   virtual Status Sample(const SampleParams& p) = 0;

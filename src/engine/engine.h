@@ -61,6 +61,8 @@ class Engine {
 
   bool HasWork() const;       // thread-safe
   EngineStats stats() const;  // thread-safe snapshot
+  // The requests in flight as of the last step, oldest first (thread-safe snapshot).
+  std::vector<InFlightRequest> InFlight() const;
   const EngineOptions& options() const { return options_; }
   int64_t ctx_size() const { return ctx_size_; }
   int32_t num_kv_blocks() const { return scheduler_->options().num_blocks; }
@@ -145,6 +147,7 @@ class Engine {
 
   mutable std::mutex stats_mu_;
   EngineStats stats_;
+  std::vector<InFlightRequest> in_flight_;  // as of the last step
   // Backend::BusySeconds() at the last PublishStats (at creation: one engine per backend at a
   // time counts its own steps only).
   double backend_busy_seen_ = 0;

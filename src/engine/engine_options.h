@@ -53,9 +53,28 @@ struct EngineOptions {
   uint64_t seed_source = 0;
 };
 
+// One request in flight (submitted, not finished) as of the last step: Engine::InFlight.
+struct InFlightRequest {
+  enum class State {
+    kWaiting,    // not scheduled yet
+    kPrefill,    // its prompt is being computed
+    kDecoding,   // generating
+    kPreempted,  // preempted, waiting to run again
+  };
+  RequestId id = 0;
+  State state = State::kWaiting;  // of its first unfinished sample
+  int64_t prompt_tokens = 0;
+  int64_t generated_tokens = 0;  // all samples so far
+  int32_t samples = 1;
+  int32_t preemptions = 0;  // of its samples, times preempted so far
+  std::chrono::steady_clock::time_point submitted;
+};
+
 struct EngineStats {
   int64_t waiting = 0;  // submitted and not running (new, or preempted and waiting again)
   int64_t running = 0;  // sequences admitted (each sample of a forked request counts)
+  // Of the waiting sequences, those preempted (waiting to run again).
+  int64_t preempted = 0;
   int32_t kv_blocks_total = 0;
   int32_t kv_blocks_used = 0;    // referenced by a sequence
   int32_t kv_blocks_cached = 0;  // unreferenced, kept for prefix hits, evictable

@@ -360,6 +360,35 @@ void Engine::Emit(Request* r, RequestEvent event) {
 void Engine::PublishStats(bool ran, int64_t prefill_tokens, double seconds) {
   const BlockPool& pool = scheduler_->pool();
   const SchedulerStats& ss = scheduler_->stats();
+  // The requests in flight, each in the state of its first unfinished sample.
+  std::vector<InFlightRequest> in_flight;
+  int64_t preempted = 0;
+  in_flight.reserve(requests_.size());
+  for (const auto& [id, r] : requests_) {
+    InFlightRequest f;
+    f.id = id;
+    f.prompt_tokens = static_cast<int64_t>(r->prompt.size());
+    f.samples = r->n;
+    f.submitted = r->submitted;
+    bool stated = false;
+    for (const Request::Sample& s : r->samples) {
+      f.generated_tokens += static_cast<int64_t>(s.generated.size());
+      const Sequence* seq = s.seq ? scheduler_->Find(s.seq) : nullptr;
+      if (seq == nullptr || s.done) continue;
+      f.preemptions += seq->num_preemptions;
+      const bool again = seq->state == SeqState::kWaiting && seq->num_preemptions > 0;
+      preempted += again;
+      if (stated) continue;
+      stated = true;
+      f.state = again                                 ? InFlightRequest::State::kPreempted
+                : seq->state == SeqState::kWaiting    ? InFlightRequest::State::kWaiting
+                : seq->num_computed < seq->num_prompt ? InFlightRequest::State::kPrefill
+                                                      : InFlightRequest::State::kDecoding;
+    }
+    in_flight.push_back(f);
+  }
+  std::sort(in_flight.begin(), in_flight.end(),
+            [](const InFlightRequest& a, const InFlightRequest& b) { return a.id < b.id; });
   // Device time of the brackets finished since the last call (a GPU's may lag by a step).
   const double busy_total = model_.backend().BusySeconds();
   const double busy = std::max(busy_total - backend_busy_seen_, 0.0);
@@ -371,6 +400,8 @@ void Engine::PublishStats(bool ran, int64_t prefill_tokens, double seconds) {
   if (busy > 0) busy_window_.Add(now, busy);
   stats_.waiting = scheduler_->num_waiting();
   stats_.running = scheduler_->num_running();
+  stats_.preempted = preempted;
+  in_flight_ = std::move(in_flight);
   stats_.kv_blocks_total = pool.num_blocks();
   stats_.kv_blocks_used = pool.num_used();
   stats_.kv_blocks_cached = pool.num_cached();
@@ -384,6 +415,11 @@ void Engine::PublishStats(bool ran, int64_t prefill_tokens, double seconds) {
   stats_.prompt_tokens += prefill_tokens;
   stats_.generation_tokens += step_gen_tokens_;
   stats_.busy_seconds += seconds;
+}
+
+std::vector<InFlightRequest> Engine::InFlight() const {
+  std::lock_guard<std::mutex> lock(stats_mu_);
+  return in_flight_;
 }
 
 }  // namespace forge

@@ -1,16 +1,19 @@
 // The architecture table.
 #include "model/architecture.h"
 
+#include "model/gemma.h"
 #include "model/llama.h"
 
 namespace forge {
 namespace {
 
-// One row per supported architecture (traits left out are false). qwen2, qwen3 and phi3 run
-// llama's layer with their traits.
+// One row per supported architecture (traits left out are false). qwen2, qwen3, their
+// mixture-of-experts forms and phi3 run llama's layer with their traits (an FFN of experts where
+// the file has them: moe.h); gemma2 and gemma3 the Gemma layer (gemma.h).
 constexpr Architecture kArchitectures[] = {
-    {.name = "llama",
+    {.name = "llama",  // Mixtral: llama with experts
      .rope = RopeStyle::kAdjacent,
+     .expert_weights_norm = true,
      .check = CheckLlamaConfig,
      .forward = LlamaForward},
     {.name = "qwen2",
@@ -23,12 +26,38 @@ constexpr Architecture kArchitectures[] = {
      .qk_norm = true,
      .check = CheckLlamaConfig,
      .forward = LlamaForward},
+    {.name = "qwen2moe",  // a shared expert beside the routed ones
+     .rope = RopeStyle::kNeox,
+     .qkv_bias = true,
+     .needs_experts = true,
+     .check = CheckLlamaConfig,
+     .forward = LlamaForward},
+    {.name = "qwen3moe",
+     .rope = RopeStyle::kNeox,
+     .qk_norm = true,
+     .expert_weights_norm = true,
+     .needs_experts = true,
+     .check = CheckLlamaConfig,
+     .forward = LlamaForward},
     {.name = "phi3",
      .rope = RopeStyle::kNeox,
      .fused_qkv = true,
      .fused_gate_up = true,
      .check = CheckLlamaConfig,
      .forward = LlamaForward},
+    {.name = "gemma2",
+     .rope = RopeStyle::kNeox,
+     .post_norms = true,
+     .ffn_act = GluAct::kGeluTanh,
+     .configure = ConfigureGemma2,
+     .forward = GemmaForward},
+    {.name = "gemma3",
+     .rope = RopeStyle::kNeox,
+     .qk_norm = true,
+     .post_norms = true,
+     .ffn_act = GluAct::kGeluTanh,
+     .configure = ConfigureGemma3,
+     .forward = GemmaForward},
 };
 
 }  // namespace

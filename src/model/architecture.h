@@ -8,10 +8,12 @@
 #include <string_view>
 
 #include "backend/cpu/rope/rope.h"
+#include "backend/cpu/swiglu/swiglu.h"
 #include "base/status.h"
 
 namespace forge {
 
+class GgufFile;
 struct ModelConfig;
 struct StepContext;
 
@@ -20,6 +22,15 @@ struct Architecture {
   // Traits, copied into ModelConfig.
   RopeStyle rope = RopeStyle::kAdjacent;
   bool qkv_bias = false, qk_norm = false, fused_qkv = false, fused_gate_up = false;
+  bool post_norms = false;
+  GluAct ffn_act = GluAct::kSilu;
+  // Mixture of experts: the weights normalized unless the file's expert_weights_norm says
+  // otherwise; whether the file must have experts (qwen2moe, qwen3moe) or may (llama: Mixtral).
+  bool expert_weights_norm = false;
+  bool needs_experts = false;
+  // Reads the architecture's own keys into the config once the common ones are read (layers
+  // sized); null: none.
+  Status (*configure)(const GgufFile& file, ModelConfig& config) = nullptr;
   // Refuses a config the forward cannot run, naming the GGUF key; null: every config loads.
   Status (*check)(const ModelConfig& config) = nullptr;
   // One step on one rank (step_context.h): embedding, the layers, the final norm and the rank's

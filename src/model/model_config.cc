@@ -82,9 +82,10 @@ StatusOr<std::vector<int64_t>> GetLayerDims(const GgufFile& f, const std::string
   return dims;
 }
 
-// A finite, positive f32 (below `below` when given), or def when the key is absent.
-StatusOr<float> GetPositive(const GgufFile& f, const std::string& key, float def,
-                            float below = INFINITY) {
+}  // namespace
+
+StatusOr<float> GetPositiveF32(const GgufFile& f, const std::string& key, float def,
+                               float below) {
   ASSIGN_OR_RETURN(float v, f.GetF32Or(key, def));
   if (!std::isfinite(v) || !(v > 0) || !(v < below)) {
     char buf[64];
@@ -99,6 +100,8 @@ StatusOr<float> GetPositive(const GgufFile& f, const std::string& key, float def
   }
   return v;
 }
+
+namespace {
 
 // The vocabulary (when the file has one) and the embedding must have the same size: a token id
 // past the embedding rows would read past them, and rows past the vocabulary are logits no token
@@ -143,6 +146,53 @@ Status CheckRopeFreqs(const GgufFile& f) {
   return Status::Ok();
 }
 
+// The mixture-of-experts keys as llama.cpp writes them.
+Status ReadExperts(const GgufFile& f, const Architecture& arch, ModelConfig& c) {
+  const std::string a = c.arch + ".";
+  ASSIGN_OR_RETURN(uint32_t experts, f.GetU32Or(a + "expert_count", 0));
+  if (experts == 0) {
+    if (arch.needs_experts) return NotFoundError(a + "expert_count is missing or 0");
+    return Status::Ok();
+  }
+  RETURN_IF_ERROR(CheckDim(a + "expert_count", experts, kMaxExperts));
+  c.n_expert = experts;
+  ASSIGN_OR_RETURN(c.n_expert_used,
+                   GetDim(f, a + "expert_used_count", std::min<int64_t>(experts, 32)));
+  c.n_ff_exp = c.n_ff;
+  if (f.Has(a + "expert_feed_forward_length")) {
+    ASSIGN_OR_RETURN(c.n_ff_exp, GetDim(f, a + "expert_feed_forward_length", kMaxFf));
+  }
+  if (f.Has(a + "expert_shared_feed_forward_length")) {
+    ASSIGN_OR_RETURN(c.n_ff_shexp, GetDim(f, a + "expert_shared_feed_forward_length", kMaxFf));
+  }
+  c.expert_weights_norm = arch.expert_weights_norm;
+  if (f.Has(a + "expert_weights_norm")) {
+    ASSIGN_OR_RETURN(c.expert_weights_norm, f.GetBool(a + "expert_weights_norm"));
+  }
+  if (f.Has(a + "expert_weights_scale")) {
+    ASSIGN_OR_RETURN(float scale, GetPositiveF32(f, a + "expert_weights_scale", 1.0f));
+    c.expert_weights_scale = scale;
+  }
+  // llama.cpp's expert_gating_func: 1 softmax, 2 sigmoid, 3 softmax of the chosen logits.
+  ASSIGN_OR_RETURN(uint32_t gating, f.GetU32Or(a + "expert_gating_func", 1));
+  switch (gating) {
+    case 0:
+    case 1:
+      c.expert_gating = ExpertGating::kSoftmax;
+      break;
+    case 2:
+      c.expert_gating = ExpertGating::kSigmoid;
+      break;
+    case 3:
+      c.expert_gating = ExpertGating::kSoftmaxTopK;
+      break;
+    default:
+      return UnimplementedError(a + "expert_gating_func " + std::to_string(gating) +
+                                " (Forge reads 1 softmax, 2 sigmoid, 3 softmax of the chosen)");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string ModelConfig::Summary() const {
@@ -156,19 +206,15 @@ std::string ModelConfig::Summary() const {
   return buf;
 }
 
+float ModelConfig::AttentionScale() const {
+  return attn_scale > 0 ? attn_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
+
 StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
   ModelConfig c;
   ASSIGN_OR_RETURN(c.arch, f.GetString("general.architecture"));
   const Architecture* architecture = FindArchitecture(c.arch);
   const std::string a = c.arch + ".";
-  if (f.Has(a + "expert_count")) {
-    ASSIGN_OR_RETURN(uint32_t experts, f.GetU32(a + "expert_count"));
-    if (experts > 0) {
-      return UnimplementedError("'" + c.arch + "' is a mixture-of-experts model (" +
-                                std::to_string(experts) +
-                                " experts); Forge does not run mixture-of-experts models");
-    }
-  }
   if (architecture == nullptr) {
     return UnimplementedError("unknown architecture '" + c.arch + "' (Forge runs " +
                               ArchitectureNames() + ")");
@@ -217,11 +263,12 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
     ASSIGN_OR_RETURN(c.n_ctx_train, GetDim(f, a + "context_length", kMaxContext));
   }
   // An epsilon of 1 or more is no longer a guard against division by zero but a change of scale.
-  ASSIGN_OR_RETURN(c.rms_eps, GetPositive(f, a + "attention.layer_norm_rms_epsilon", 1e-5f, 1.0f));
+  ASSIGN_OR_RETURN(c.rms_eps,
+                   GetPositiveF32(f, a + "attention.layer_norm_rms_epsilon", 1e-5f, 1.0f));
   if (f.Has(a + "attention.layer_norm_epsilon")) {  // read by LayerNorm architectures
-    RETURN_IF_ERROR(GetPositive(f, a + "attention.layer_norm_epsilon", 1e-5f, 1.0f).status());
+    RETURN_IF_ERROR(GetPositiveF32(f, a + "attention.layer_norm_epsilon", 1e-5f, 1.0f).status());
   }
-  ASSIGN_OR_RETURN(c.rope_theta, GetPositive(f, a + "rope.freq_base", 10000.0f));
+  ASSIGN_OR_RETURN(c.rope_theta, GetPositiveF32(f, a + "rope.freq_base", 10000.0f));
   ASSIGN_OR_RETURN(uint32_t rope_dims,
                    f.GetU32Or(a + "rope.dimension_count", static_cast<uint32_t>(c.head_dim)));
   c.rope_dims = rope_dims;
@@ -235,7 +282,7 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
     if (!f.Has(a + "rope.scaling.factor")) {
       return NotFoundError(a + "rope.scaling.factor is missing (rope.scaling.type is 'linear')");
     }
-    ASSIGN_OR_RETURN(float factor, GetPositive(f, a + "rope.scaling.factor", 1.0f));
+    ASSIGN_OR_RETURN(float factor, GetPositiveF32(f, a + "rope.scaling.factor", 1.0f));
     c.rope_freq_scale = 1.0f / factor;
   } else if (scaling == "yarn") {
     return UnimplementedError("rope.scaling.type 'yarn' is not supported yet");
@@ -248,6 +295,7 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
                    .n_head_kv = kv_heads[l],
                    .n_ff = ffs[l],
                    .rope_theta = c.rope_theta,
+                   .rope_freq_scale = c.rope_freq_scale,
                    .sliding_window = 0};
   }
   c.rope_style = architecture->rope;
@@ -255,6 +303,9 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
   c.qk_norm = architecture->qk_norm;
   c.fused_qkv = architecture->fused_qkv;
   c.fused_gate_up = architecture->fused_gate_up;
+  c.post_norms = architecture->post_norms;
+  c.ffn_act = architecture->ffn_act;
+  RETURN_IF_ERROR(ReadExperts(f, *architecture, c));
   c.rope_freq_factors = f.FindTensor("rope_freqs.weight") != nullptr;
   RETURN_IF_ERROR(CheckRopeFreqs(f));
   c.tied_embeddings = f.FindTensor("output.weight") == nullptr;
@@ -267,6 +318,7 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
                                 " rows: no usable vocabulary");
   }
   RETURN_IF_ERROR(CheckVocabSize(f, c.arch, c.n_vocab));
+  if (architecture->configure != nullptr) RETURN_IF_ERROR(architecture->configure(f, c));
   RETURN_IF_ERROR(CheckUniformLayers(c));
   if (architecture->check != nullptr) RETURN_IF_ERROR(architecture->check(c));
   return c;

@@ -2,11 +2,14 @@
 // architecture's traits (rope style, biases, q/k norm, fused tensors).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "backend/cpu/rope/rope.h"
+#include "backend/cpu/route/route.h"
+#include "backend/cpu/swiglu/swiglu.h"
 #include "base/status.h"
 #include "gguf/gguf_file.h"
 
@@ -20,6 +23,7 @@ struct LayerConfig {
   int64_t n_head_kv = 0;
   int64_t n_ff = 0;
   float rope_theta = 10000.0f;
+  float rope_freq_scale = 1.0f;
   int64_t sliding_window = 0;  // keys a query attends back over; 0: none (every earlier key)
 };
 
@@ -49,17 +53,37 @@ struct ModelConfig {
   bool fused_qkv = false;    // phi3: attn_qkv
   bool fused_gate_up = false;  // phi3: ffn_up holds gate then up
   bool tied_embeddings = false;  // no output.weight: logits use token_embd
+  // Gemma's traits (1 and 0: none).
+  float embd_scale = 1.0f;     // embeddings times this (Gemma: sqrt(n_embd))
+  float attn_scale = 0.0f;     // the scores' scale; 0: 1 / sqrt(head_dim)
+  float attn_softcap = 0.0f;   // attention scores soft-capped at this (Gemma 2)
+  float final_softcap = 0.0f;  // logits soft-capped at this (Gemma 2)
+  GluAct ffn_act = GluAct::kSilu;  // the FFN's gate activation
+  bool post_norms = false;     // RMSNorm of the attention and FFN outputs before the residual
+  // Mixture of experts (n_expert 0: a dense FFN): every layer's FFN is n_expert experts of
+  // n_ff_exp features, n_expert_used of them per token, weighted as the gating says; plus a
+  // shared expert of n_ff_shexp features where the model has one (Qwen2-MoE).
+  int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
+  ExpertGating expert_gating = ExpertGating::kSoftmax;
+  bool expert_weights_norm = false;  // the chosen experts' weights divided by their sum
+  float expert_weights_scale = 1.0f;
   std::vector<LayerConfig> layers;  // [n_layer]
 
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }
+  float AttentionScale() const;
   std::string Summary() const;
 };
 
-// Reads and validates the configuration. Unknown architectures, mixture-of-experts models, rope
-// scaling Forge cannot apply and layers that differ where the engine cannot take it
-// (CheckUniformLayers) are errors that say so.
+// Reads and validates the configuration. Unknown architectures, mixture-of-experts keys that are
+// missing or out of range, rope scaling Forge cannot apply and layers that differ where the
+// engine cannot take it (CheckUniformLayers) are errors that say so.
 StatusOr<ModelConfig> LoadModelConfig(const GgufFile& file);
+
+// A finite, positive f32 `key` (below `below` when given), or def when the key is absent; errors
+// name the key.
+StatusOr<float> GetPositiveF32(const GgufFile& f, const std::string& key, float def,
+                               float below = INFINITY);
 
 // Refuses layers whose head counts or FFN width differ (naming the GGUF key and the layer): the
 // weights are bound, the KV cache pools shaped, the workspace sized and tensor-parallel shards cut

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <string>
+#include <tuple>
 
 namespace forge {
 namespace {
@@ -76,6 +77,17 @@ StatusOr<ShardPlan> PlanShard(const ModelConfig& c, const ModelWeights& host, in
   }
   p.n_ff = c.n_ff / n;
   p.ff_begin = rank * p.n_ff;
+  // Each expert's features (and the shared expert's) are split as the dense FFN's are.
+  for (auto [what, width, part, begin] :
+       {std::tuple{"expert", c.n_ff_exp, &p.n_ff_exp, &p.ff_exp_begin},
+        std::tuple{"shared expert", c.n_ff_shexp, &p.n_ff_shexp, &p.ff_shexp_begin}}) {
+    if (width % n != 0) {
+      return InvalidArgumentError(over + "each " + what + "'s " + Str(width) +
+                                  " hidden features do not divide by " + Str(n));
+    }
+    *part = width / n;
+    *begin = rank * *part;
+  }
   p.vocab_pad = (c.n_vocab + n - 1) / n;
   p.vocab_begin = std::min<int64_t>(rank * p.vocab_pad, c.n_vocab);
   p.n_vocab = std::min<int64_t>(p.vocab_pad, c.n_vocab - p.vocab_begin);
@@ -88,7 +100,17 @@ StatusOr<ShardPlan> PlanShard(const ModelConfig& c, const ModelWeights& host, in
     const std::string blk = "blk." + Str(static_cast<int64_t>(l)) + ".";
     RETURN_IF_ERROR(CheckColumnSplit(w.wo, blk + "attn_output", p.head_begin * c.head_dim,
                                      p.n_head * c.head_dim, n));
-    RETURN_IF_ERROR(CheckColumnSplit(w.w_down, blk + "ffn_down", p.ff_begin, p.n_ff, n));
+    if (w.w_down.data != nullptr) {
+      RETURN_IF_ERROR(CheckColumnSplit(w.w_down, blk + "ffn_down", p.ff_begin, p.n_ff, n));
+    }
+    if (!w.down_exps.empty()) {
+      RETURN_IF_ERROR(CheckColumnSplit(w.down_exps[0], blk + "ffn_down_exps", p.ff_exp_begin,
+                                       p.n_ff_exp, n));
+    }
+    if (w.shexp_down.data != nullptr) {
+      RETURN_IF_ERROR(CheckColumnSplit(w.shexp_down, blk + "ffn_down_shexp", p.ff_shexp_begin,
+                                       p.n_ff_shexp, n));
+    }
   }
   return p;
 }
@@ -100,6 +122,8 @@ StatusOr<WeightShard> ShardWeights(const ModelConfig& c, const ModelWeights& hos
   s.config.n_head = p.n_head;
   s.config.n_head_kv = p.n_head_kv;
   s.config.n_ff = p.n_ff;
+  s.config.n_ff_exp = p.n_ff_exp;
+  s.config.n_ff_shexp = p.n_ff_shexp;
   s.config.n_vocab = p.n_vocab;
   // Every layer's are the shard's too (a model's layers are alike: CheckUniformLayers).
   for (LayerConfig& l : s.config.layers) {
@@ -123,6 +147,8 @@ StatusOr<WeightShard> ShardWeights(const ModelConfig& c, const ModelWeights& hos
     LayerWeights l;
     l.attn_norm = h.attn_norm;
     l.ffn_norm = h.ffn_norm;
+    l.attn_post_norm = h.attn_post_norm;
+    l.ffn_post_norm = h.ffn_post_norm;
     l.q_norm = h.q_norm;
     l.k_norm = h.k_norm;
     l.wq = h.wq.Rows(q0, nq);
@@ -134,7 +160,20 @@ StatusOr<WeightShard> ShardWeights(const ModelConfig& c, const ModelWeights& hos
     l.wo = ColumnSlice(h.wo, q0, nq, &s.owned);
     l.w_gate = h.w_gate.Rows(p.ff_begin, p.n_ff);
     l.w_up = h.w_up.Rows(p.ff_begin, p.n_ff);
-    l.w_down = ColumnSlice(h.w_down, p.ff_begin, p.n_ff, &s.owned);
+    if (h.w_down.data != nullptr) l.w_down = ColumnSlice(h.w_down, p.ff_begin, p.n_ff, &s.owned);
+    // Experts: each one's slice, prepared on its own (the stacked tensors whole are not).
+    l.router = h.router;
+    for (size_t e = 0; e < h.down_exps.size(); ++e) {
+      l.gate_exps.push_back(h.gate_exps[e].Rows(p.ff_exp_begin, p.n_ff_exp));
+      l.up_exps.push_back(h.up_exps[e].Rows(p.ff_exp_begin, p.n_ff_exp));
+      l.down_exps.push_back(ColumnSlice(h.down_exps[e], p.ff_exp_begin, p.n_ff_exp, &s.owned));
+    }
+    if (h.shexp_down.data != nullptr) {
+      l.shexp_gate = h.shexp_gate.Rows(p.ff_shexp_begin, p.n_ff_shexp);
+      l.shexp_up = h.shexp_up.Rows(p.ff_shexp_begin, p.n_ff_shexp);
+      l.shexp_down = ColumnSlice(h.shexp_down, p.ff_shexp_begin, p.n_ff_shexp, &s.owned);
+      l.shexp_router = h.shexp_router;
+    }
     w.layers.push_back(l);
   }
   return s;

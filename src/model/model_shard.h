@@ -21,6 +21,8 @@ struct ShardPlan {
   int64_t head_begin = 0, n_head = 0;        // query heads
   int64_t kv_head_begin = 0, n_head_kv = 0;  // KV heads (shared by ranks when n > n_head_kv)
   int64_t ff_begin = 0, n_ff = 0;            // FFN hidden features
+  int64_t ff_exp_begin = 0, n_ff_exp = 0;    // each expert's hidden features
+  int64_t ff_shexp_begin = 0, n_ff_shexp = 0;  // the shared expert's
   int64_t vocab_begin = 0, n_vocab = 0;      // embedding / LM head rows
   int64_t vocab_pad = 0;  // ceil(vocabulary / n): every rank's logits width in the gather
 };

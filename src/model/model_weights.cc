@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,8 @@ std::string Shape(const std::vector<int64_t>& d) {
 class Binder {
  public:
   explicit Binder(const GgufFile& f) : f_(f) {}
+
+  bool Has(const std::string& name) const { return f_.FindTensor(name) != nullptr; }
 
   StatusOr<const GgufTensorInfo*> Find(const std::string& name, bool required) {
     const GgufTensorInfo* t = f_.FindTensor(name);
@@ -49,6 +52,20 @@ class Binder {
     return w;
   }
 
+  // n matrices of [rows, cols] stacked in one tensor of GGUF dims [cols, rows, n], as the one
+  // matrix of n * rows rows.
+  StatusOr<WeightView> Stacked(const std::string& name, int64_t rows, int64_t cols, int64_t n) {
+    ASSIGN_OR_RETURN(const GgufTensorInfo* t, Find(name, true));
+    RETURN_IF_ERROR(CheckShape(*t, {cols, rows, n}));
+    WeightView w;
+    w.type = t->type;
+    w.rows = n * rows;
+    w.cols = cols;
+    w.row_bytes = t->n_bytes / w.rows;
+    w.data = t->data;
+    return w;
+  }
+
   StatusOr<VectorView> Vector(const std::string& name, int64_t n, bool required = true) {
     ASSIGN_OR_RETURN(const GgufTensorInfo* t, Find(name, required));
     if (t == nullptr) return VectorView{};
@@ -63,6 +80,35 @@ class Binder {
  private:
   const GgufFile& f_;
 };
+
+// Layer `p`'s router, experts and shared expert.
+Status BindExperts(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& lw) {
+  const int64_t E = c.n_expert, F = c.n_ff_exp, D = c.n_embd;
+  if (b.Has(p + "ffn_gate.0.weight")) {
+    return UnimplementedError(p + "ffn_gate.0.weight: experts stored one tensor each (an old "
+                              "Mixtral conversion); Forge reads the stacked ffn_*_exps tensors");
+  }
+  ASSIGN_OR_RETURN(lw.router, b.Matrix(p + "ffn_gate_inp.weight", E, D));
+  ASSIGN_OR_RETURN(lw.gate_exps_all, b.Stacked(p + "ffn_gate_exps.weight", F, D, E));
+  ASSIGN_OR_RETURN(lw.up_exps_all, b.Stacked(p + "ffn_up_exps.weight", F, D, E));
+  ASSIGN_OR_RETURN(lw.down_exps_all, b.Stacked(p + "ffn_down_exps.weight", D, F, E));
+  for (int64_t e = 0; e < E; ++e) {
+    lw.gate_exps.push_back(lw.gate_exps_all.Rows(e * F, F));
+    lw.up_exps.push_back(lw.up_exps_all.Rows(e * F, F));
+    lw.down_exps.push_back(lw.down_exps_all.Rows(e * D, D));
+  }
+  if (!b.Has(p + "ffn_down_shexp.weight")) return Status::Ok();
+  const int64_t S = c.n_ff_shexp > 0 ? c.n_ff_shexp : c.n_ff;
+  ASSIGN_OR_RETURN(lw.shexp_gate, b.Matrix(p + "ffn_gate_shexp.weight", S, D));
+  ASSIGN_OR_RETURN(lw.shexp_up, b.Matrix(p + "ffn_up_shexp.weight", S, D));
+  ASSIGN_OR_RETURN(lw.shexp_down, b.Matrix(p + "ffn_down_shexp.weight", D, S));
+  ASSIGN_OR_RETURN(VectorView g, b.Vector(p + "ffn_gate_inp_shexp.weight", D, false));
+  if (g.data != nullptr) {
+    lw.shexp_router = WeightView{GgmlType::kF32, 1, D, D * 4,
+                                 reinterpret_cast<const uint8_t*>(g.data)};
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
@@ -108,6 +154,15 @@ StatusOr<ModelWeights> BindModelWeights(const GgufFile& f, const ModelConfig& c)
       ASSIGN_OR_RETURN(lw.k_norm, b.Vector(p + "attn_k_norm.weight", c.head_dim));
     }
     ASSIGN_OR_RETURN(lw.ffn_norm, b.Vector(p + "ffn_norm.weight", c.n_embd));
+    if (c.n_expert > 0) {
+      RETURN_IF_ERROR(BindExperts(b, c, p, lw));
+      w.layers.push_back(lw);
+      continue;
+    }
+    if (c.post_norms) {
+      ASSIGN_OR_RETURN(lw.attn_post_norm, b.Vector(p + "post_attention_norm.weight", c.n_embd));
+      ASSIGN_OR_RETURN(lw.ffn_post_norm, b.Vector(p + "post_ffw_norm.weight", c.n_embd));
+    }
     if (c.fused_gate_up) {
       ASSIGN_OR_RETURN(WeightView up, b.Matrix(p + "ffn_up.weight", 2 * c.n_ff, c.n_embd));
       lw.w_gate = up.Rows(0, c.n_ff);
@@ -122,6 +177,16 @@ StatusOr<ModelWeights> BindModelWeights(const GgufFile& f, const ModelConfig& c)
   return w;
 }
 
+std::vector<const WeightView*> LayerMatrices(const LayerWeights& l) {
+  std::vector<const WeightView*> v = {&l.wq,   &l.wk,         &l.wv,         &l.wo,
+                                      &l.w_gate, &l.w_up,     &l.w_down,     &l.router,
+                                      &l.shexp_gate, &l.shexp_up, &l.shexp_down, &l.shexp_router};
+  for (const auto* experts : {&l.gate_exps, &l.up_exps, &l.down_exps}) {
+    for (const WeightView& e : *experts) v.push_back(&e);
+  }
+  return v;
+}
+
 int64_t WeightMatrixBytes(const ModelWeights& w, bool with_token_embd) {
   std::vector<std::pair<const uint8_t*, const uint8_t*>> spans;
   auto add = [&](const WeightView& v) {
@@ -130,10 +195,8 @@ int64_t WeightMatrixBytes(const ModelWeights& w, bool with_token_embd) {
   if (with_token_embd) add(w.token_embd);
   add(w.output);
   for (const LayerWeights& l : w.layers) {
-    for (const WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.wqkv,
-                                &l.w_gate_up, &l.wqk}) {
-      add(*v);
-    }
+    for (const WeightView* v : LayerMatrices(l)) add(*v);
+    for (const WeightView* v : {&l.wqkv, &l.w_gate_up, &l.wqk}) add(*v);
   }
   std::sort(spans.begin(), spans.end());
   int64_t bytes = 0;
@@ -151,11 +214,13 @@ namespace {
 // Every distinct matrix once (fused views share their tensor's bytes).
 std::vector<WeightView> DistinctMatrices(const ModelWeights& w) {
   std::map<const uint8_t*, WeightView> by_start;
-  auto add = [&](const WeightView& v) { by_start.emplace(v.data, v); };
+  auto add = [&](const WeightView& v) {
+    if (v.data != nullptr) by_start.emplace(v.data, v);
+  };
   add(w.token_embd);
   add(w.output);
   for (const LayerWeights& l : w.layers) {
-    for (const WeightView* v : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) add(*v);
+    for (const WeightView* v : LayerMatrices(l)) add(*v);
   }
   std::vector<WeightView> out;
   for (auto& [p, v] : by_start) out.push_back(v);
@@ -186,15 +251,15 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
   std::map<const uint8_t*, std::pair<WeightView, WeightView>> done;  // base -> (host, prepared)
   int64_t total = host.token_embd.bytes() + host.output.bytes(), done_bytes = 0;
   for (const LayerWeights& l : host.layers) {
-    for (const WeightView* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
-      total += w->bytes();
-    }
+    for (const WeightView* w : LayerMatrices(l)) total += w->bytes();
   }
   auto weight = [&](const WeightView& w) -> StatusOr<WeightView> {
-    for (auto& [base, pair] : done) {
-      const WeightView& h = pair.first;
-      if (w.data >= h.data && w.data < h.data + h.bytes() && w.type == h.type && w.cols == h.cols) {
-        return pair.second.Rows((w.data - h.data) / h.row_bytes, w.rows);
+    if (w.data == nullptr) return w;
+    // The tensor holding w, if prepared: the one of the nearest first byte at or before w's.
+    if (auto it = done.upper_bound(w.data); it != done.begin()) {
+      const auto& [h, prepared] = std::prev(it)->second;
+      if (w.data < h.data + h.bytes() && w.type == h.type && w.cols == h.cols) {
+        return prepared.Rows((w.data - h.data) / h.row_bytes, w.rows);
       }
     }
     ASSIGN_OR_RETURN(WeightView p, backend.PrepareWeight(w, act));
@@ -285,7 +350,9 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
     ASSIGN_OR_RETURN(o.q_norm, vec(l.q_norm));
     ASSIGN_OR_RETURN(o.k_norm, vec(l.k_norm));
     ASSIGN_OR_RETURN(o.ffn_norm, vec(l.ffn_norm));
-    if (stack && l.w_gate.type == l.w_up.type) {
+    ASSIGN_OR_RETURN(o.attn_post_norm, vec(l.attn_post_norm));
+    ASSIGN_OR_RETURN(o.ffn_post_norm, vec(l.ffn_post_norm));
+    if (stack && l.w_gate.data != nullptr && l.w_gate.type == l.w_up.type) {
       ASSIGN_OR_RETURN(o.w_gate_up, stacked({l.w_gate, l.w_up}));
       o.w_gate = o.w_gate_up.Rows(0, l.w_gate.rows);
       o.w_up = o.w_gate_up.Rows(l.w_gate.rows, l.w_up.rows);
@@ -294,6 +361,21 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
       ASSIGN_OR_RETURN(o.w_up, weight(l.w_up));
     }
     ASSIGN_OR_RETURN(o.w_down, weight(l.w_down));
+    // Experts: the stacked tensors whole (one allocation each), then each expert's view in them.
+    ASSIGN_OR_RETURN(o.router, weight(l.router));
+    for (auto [all, views, out] : {std::tuple{&l.gate_exps_all, &l.gate_exps, &o.gate_exps},
+                                   std::tuple{&l.up_exps_all, &l.up_exps, &o.up_exps},
+                                   std::tuple{&l.down_exps_all, &l.down_exps, &o.down_exps}}) {
+      RETURN_IF_ERROR(weight(*all).status());
+      for (const WeightView& e : *views) {
+        ASSIGN_OR_RETURN(WeightView p, weight(e));
+        out->push_back(p);
+      }
+    }
+    ASSIGN_OR_RETURN(o.shexp_gate, weight(l.shexp_gate));
+    ASSIGN_OR_RETURN(o.shexp_up, weight(l.shexp_up));
+    ASSIGN_OR_RETURN(o.shexp_down, weight(l.shexp_down));
+    ASSIGN_OR_RETURN(o.shexp_router, weight(l.shexp_router));
     d.layers.push_back(o);
   }
   return d;

@@ -26,6 +26,15 @@ struct LayerWeights {
   VectorView q_norm, k_norm;        // qwen3 [head_dim]
   VectorView ffn_norm;              // [n_embd]
   WeightView w_gate, w_up, w_down;  // [n_ff, n_embd] x2, [n_embd, n_ff]
+  VectorView attn_post_norm, ffn_post_norm;  // Gemma [n_embd]: the sublayers' outputs
+  // Mixture of experts (instead of w_gate / w_up / w_down): the router [n_expert, n_embd] and each
+  // expert's matrices, views into the stacked GGUF tensors (the *_all views: the whole stacked
+  // tensor, prepared once; empty when sharded); the shared expert and its gate [1, n_embd].
+  WeightView router;
+  // [n_ff_exp, n_embd] (gate, up) and [n_embd, n_ff_exp] (down), one per expert.
+  std::vector<WeightView> gate_exps, up_exps, down_exps;
+  WeightView gate_exps_all, up_exps_all, down_exps_all;
+  WeightView shexp_gate, shexp_up, shexp_down, shexp_router;
   // On a backend that stacks weights: q/k/v as one [q_dim + 2 kv_dim, n_embd] tensor (biases
   // likewise) and gate/up as one [2 n_ff, n_embd]; wq..w_up are then row views of them. Where v's
   // format differs from q's and k's (Q4_K_M's Q6_K attn_v layers), q/k as one [q_dim + kv_dim,

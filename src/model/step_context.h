@@ -44,6 +44,22 @@ struct ActivationForm {
   int64_t bytes = 0;
 };
 
+// The mixture-of-experts block's buffers (moe.h), for T tokens of k experts each; null in a dense
+// model.
+struct MoeWorkspace {
+  float* logits = nullptr;       // [T, n_expert] the router's
+  int32_t* ids = nullptr;        // [T, k] the chosen experts
+  float* weights = nullptr;      // [T, k] their weights
+  int32_t* order = nullptr;      // [2, T * k] row indices: into expert order, and back
+  void* x = nullptr;             // [T * k, n_embd] xn's rows in expert order, in the dtype
+  float* gate = nullptr;         // [2, T * k, n_ff_exp] gate, then up
+  void* act = nullptr;           // [T * k, n_ff_exp] in the dtype
+  float* y = nullptr;            // [T * k, n_embd] the experts' outputs, in expert order
+  float* y_slots = nullptr;      // [T * k, n_embd] the same in (token, slot) order
+  float* shared = nullptr;       // [T, n_embd] the shared expert's output
+  float* shared_gate = nullptr;  // [T] its gate's logit
+};
+
 // One rank's workspace (backend memory), sized for the step's tokens and logits rows.
 struct StepWorkspace {
   float* x = nullptr;            // [n_tokens, n_embd] the residual stream (F32)
@@ -58,6 +74,7 @@ struct StepWorkspace {
   float* logits_part = nullptr;  // tensor parallelism: [n_out, vocab_pad], this rank's slice
   // One-token steps: xn, attn and act in the form the backend's matmul reads directly.
   ActivationForm xn_q, attn_q, act_q;
+  MoeWorkspace moe;
 };
 
 struct StepContext {

@@ -15,6 +15,7 @@
 #include "gguf/gguf_writer.h"
 #include "modelgen/synthetic_vocab.h"
 #include "modelgen/weight_init.h"
+#include "modelgen/word_vocab.h"
 #include "quant/quantize.h"
 
 namespace forge {
@@ -39,6 +40,15 @@ void SetMetadata(const ModelSpec& s, const MetadataList& vocab, const WeightInit
   w.Set(a + "rope.freq_base", GgufValue::F32(s.rope_theta));
   w.Set(a + "attention.layer_norm_rms_epsilon", GgufValue::F32(s.rms_eps));
   w.Set(a + "vocab_size", u32(s.n_vocab));
+  if (s.sliding_window > 0) w.Set(a + "attention.sliding_window", u32(s.sliding_window));
+  if (s.n_expert > 0) {
+    w.Set(a + "expert_count", u32(s.n_expert));
+    w.Set(a + "expert_used_count", u32(s.n_expert_used));
+    w.Set(a + "expert_feed_forward_length", u32(s.n_ff_exp));
+    if (s.n_ff_shexp > 0) w.Set(a + "expert_shared_feed_forward_length", u32(s.n_ff_shexp));
+  }
+  if (s.attn_softcap > 0) w.Set(a + "attn_logit_softcapping", GgufValue::F32(s.attn_softcap));
+  if (s.final_softcap > 0) w.Set(a + "final_logit_softcapping", GgufValue::F32(s.final_softcap));
   w.Set("forge.synthetic.seed", GgufValue::U64(s.seed));
   w.Set("forge.synthetic.format", GgufValue::String(WeightFormatName(s)));
   if (s.peak > 0) {
@@ -47,6 +57,9 @@ void SetMetadata(const ModelSpec& s, const MetadataList& vocab, const WeightInit
           GgufValue::U64(s.tied_embeddings ? 1 : init.successor_mul()));
     w.Set("forge.peaked.successor_add",
           GgufValue::U64(s.tied_embeddings ? 0 : init.successor_add()));
+    if (s.successor_first > 0) {
+      w.Set("forge.peaked.successor_first", GgufValue::U64(s.successor_first));
+    }
   }
   for (const auto& [key, value] : vocab) w.Set(key, value);
 }
@@ -80,6 +93,11 @@ void FillTensor(const TensorPlan& t, const WeightInit& init, int threads, uint8_
 }  // namespace
 
 Status ResolveVocab(ModelSpec* spec) {
+  if (spec->vocab_from.empty() && spec->vocab == VocabKind::kWords) {
+    const WordVocabInfo words = WordVocabShape();
+    spec->n_vocab = words.n_vocab;
+    spec->successor_first = words.first_word;
+  }
   if (spec->vocab_from.empty()) return Status::Ok();
   ASSIGN_OR_RETURN(CopiedVocab v, ReadVocabFrom(spec->vocab_from));
   spec->n_vocab = v.n_vocab;
@@ -89,6 +107,7 @@ Status ResolveVocab(ModelSpec* spec) {
 StatusOr<MakeModelStats> MakeModel(const ModelSpec& spec_in, const std::string& path) {
   const auto start = std::chrono::steady_clock::now();
   ModelSpec s = spec_in;
+  RETURN_IF_ERROR(ResolveVocab(&s));
   MetadataList vocab;
   if (!s.vocab_from.empty()) {
     ASSIGN_OR_RETURN(CopiedVocab v, ReadVocabFrom(s.vocab_from));

@@ -186,9 +186,18 @@ Status ValidateSpec(const ModelSpec& s) {
         ", n_head=" + std::to_string(s.n_head) + ", n_head_kv=" + std::to_string(s.n_head_kv) +
         ", n_ff=" + std::to_string(s.n_ff) + ")");
   };
-  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3") {
+  if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma2" &&
+      s.arch != "gemma3" && s.arch != "qwen2moe" && s.arch != "qwen3moe") {
     return UnimplementedError("make-model: architecture '" + s.arch +
-                              "' (expected llama, qwen2 or qwen3)");
+                              "' (expected llama, qwen2, qwen3, gemma2, gemma3, qwen2moe or "
+                              "qwen3moe)");
+  }
+  const bool moe_arch = s.arch == "qwen2moe" || s.arch == "qwen3moe";
+  if ((moe_arch && s.n_expert == 0) || s.n_expert < 0 ||
+      (s.n_expert > 0 && (s.n_expert_used < 1 || s.n_expert_used > s.n_expert ||
+                          s.n_expert_used > 32 || s.n_expert > 512 || s.n_ff_exp <= 0 ||
+                          s.n_ff_shexp < 0))) {
+    return bad("experts: 1 to 32 used of 1 to 512, n_ff_exp positive (" + s.arch + " needs them)");
   }
   if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 ||
       s.n_ctx <= 0) {

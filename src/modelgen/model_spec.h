@@ -20,10 +20,12 @@ enum class VocabKind {
   kSpm,        // SentencePiece ("llama"): <unk> <s> </s>, 256 byte tokens, letter pieces
   kBpeLlama3,  // byte-level BPE ("gpt2", pre "llama-bpe"), Llama-3 special tokens at the end
   kBpeQwen2,   // byte-level BPE ("gpt2", pre "qwen2"), Qwen2 special tokens at the end
+  kWords,      // SentencePiece ending in English words (modelgen/word_vocab.h); fixed size
 };
 
 struct ModelSpec {
-  // "llama", "qwen2" (QKV biases, like Qwen2/2.5) or "qwen3" (per-head q/k RMSNorm)
+  // "llama", "qwen2" (QKV biases, like Qwen2/2.5), "qwen3" (per-head q/k RMSNorm), "gemma2" or
+  // "gemma3" (post-norms, GeGLU; gemma3 with q/k norms), "qwen2moe" or "qwen3moe" (experts)
   std::string arch = "llama";
   std::string name = "forge-synthetic";
   int64_t n_vocab = 512;
@@ -37,12 +39,23 @@ struct ModelSpec {
   float rms_eps = 1e-5f;
   bool qkv_bias = false;                  // blk.N.attn_{q,k,v}.bias (on for qwen2)
   bool tied_embeddings = false;           // no output.weight: the output projection is token_embd
+  // Gemma: attention.sliding_window, attn_logit_softcapping and final_logit_softcapping, written
+  // when set (0: the key is left out and the family's default applies).
+  int64_t sliding_window = 0;
+  float attn_softcap = 0.0f, final_softcap = 0.0f;
+  // Mixture of experts (n_expert 0: a dense FFN of n_ff): n_expert experts of n_ff_exp features,
+  // n_expert_used a token; a shared expert of n_ff_shexp features where set (qwen2moe). The arch
+  // "llama" with experts is Mixtral's layout; qwen2moe and qwen3moe need them.
+  int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
   GgmlType weight_type = GgmlType::kF32;  // matrices (with mix == kPure); norms and biases F32
   QuantMix mix = QuantMix::kPure;
   // Peaked output distributions (see model_maker.h); 0 = off. The target logit is about `peak`
   // while the others stay about N(0, 1).
   float peak = 0.0f;
   VocabKind vocab = VocabKind::kSpm;
+  // Peaked: the successor map permutes the ids from this one on (kWords: its first word; set by
+  // MakeModel); 0: every id.
+  int64_t successor_first = 0;
   // A GGUF whose tokenizer.* keys are copied, or a Hugging Face tokenizer.json imported as such
   // keys (sets n_vocab).
   std::string vocab_from;

@@ -6,6 +6,7 @@
 
 #include "gguf/gguf_file.h"
 #include "modelgen/hf_tokenizer.h"
+#include "modelgen/word_vocab.h"
 
 namespace forge {
 namespace {
@@ -191,6 +192,10 @@ MetadataList BpeVocab(VocabKind kind, int64_t n_vocab) {
 }  // namespace
 
 MetadataList SyntheticVocab(VocabKind kind, int64_t n_vocab) {
+  if (kind == VocabKind::kWords) {
+    CHECK(n_vocab == WordVocabShape().n_vocab) << "n_vocab " << n_vocab;
+    return WordVocab();
+  }
   CHECK(n_vocab >= (kind == VocabKind::kSpm ? 3 : 264)) << "n_vocab " << n_vocab;
   return kind == VocabKind::kSpm ? SpmVocab(n_vocab) : BpeVocab(kind, n_vocab);
 }

@@ -24,7 +24,8 @@ using MetadataList = std::vector<std::pair<std::string, GgufValue>>;
 //        (Llama 3: <|begin_of_text|> ... <|eot_id|>, all 256 reserved ones when n_vocab >= 128256;
 //        Qwen2: <|endoftext|> <|im_start|> <|im_end|> ..., [PADn] tokens past 151665) and a
 //        chat template in the family's format.
-// Requires: n_vocab >= 3 (kSpm) or >= 264 (BPE).
+//  kWords: modelgen/word_vocab.h.
+// Requires: n_vocab >= 3 (kSpm) or >= 264 (BPE); kWords: exactly WordVocabShape().n_vocab.
 MetadataList SyntheticVocab(VocabKind kind, int64_t n_vocab);
 
 // Every tokenizer.* key of the GGUF at path, and its token count; a path ending in ".json" is a

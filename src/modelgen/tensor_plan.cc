@@ -1,4 +1,5 @@
-// Tensor names and shapes of the llama, qwen2 and qwen3 architectures as llama.cpp names them.
+// Tensor names and shapes of the llama, qwen2, qwen3, gemma2 and gemma3 architectures as llama.cpp
+// names them.
 #include "modelgen/tensor_plan.h"
 
 #include "modelgen/quant_recipe.h"
@@ -30,15 +31,33 @@ StatusOr<ModelPlan> PlanModel(const ModelSpec& s) {
     if (s.qkv_bias) add(p + "attn_k.bias", {kv_dim}, TensorRole::kBias, l);
     add(p + "attn_v.weight", {s.n_embd, kv_dim}, TensorRole::kAttnV, l);
     if (s.qkv_bias) add(p + "attn_v.bias", {kv_dim}, TensorRole::kBias, l);
-    if (s.arch == "qwen3") {  // per-head RMSNorm of q and k
+    if (s.arch == "qwen3" || s.arch == "gemma3" || s.arch == "qwen3moe") {  // q/k RMSNorm
       add(p + "attn_q_norm.weight", {s.n_embd / s.n_head}, TensorRole::kNorm, l);
       add(p + "attn_k_norm.weight", {s.n_embd / s.n_head}, TensorRole::kNorm, l);
     }
     add(p + "attn_output.weight", {s.n_embd, s.n_embd}, TensorRole::kAttnOut, l);
     add(p + "ffn_norm.weight", {s.n_embd}, TensorRole::kNorm, l);
-    add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, TensorRole::kFfnGate, l);
-    add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, TensorRole::kFfnUp, l);
-    add(p + "ffn_down.weight", {s.n_ff, s.n_embd}, TensorRole::kFfnDown, l);
+    if (s.n_expert > 0) {  // the router and the experts stacked, as llama.cpp stores them
+      const int64_t E = s.n_expert, F = s.n_ff_exp;
+      add(p + "ffn_gate_inp.weight", {s.n_embd, E}, TensorRole::kRouter, l);
+      add(p + "ffn_gate_exps.weight", {s.n_embd, F, E}, TensorRole::kFfnGate, l);
+      add(p + "ffn_up_exps.weight", {s.n_embd, F, E}, TensorRole::kFfnUp, l);
+      add(p + "ffn_down_exps.weight", {F, s.n_embd, E}, TensorRole::kFfnDown, l);
+      if (s.n_ff_shexp > 0) {
+        add(p + "ffn_gate_inp_shexp.weight", {s.n_embd}, TensorRole::kRouter, l);
+        add(p + "ffn_gate_shexp.weight", {s.n_embd, s.n_ff_shexp}, TensorRole::kFfnGate, l);
+        add(p + "ffn_up_shexp.weight", {s.n_embd, s.n_ff_shexp}, TensorRole::kFfnUp, l);
+        add(p + "ffn_down_shexp.weight", {s.n_ff_shexp, s.n_embd}, TensorRole::kFfnDown, l);
+      }
+    } else {
+      add(p + "ffn_gate.weight", {s.n_embd, s.n_ff}, TensorRole::kFfnGate, l);
+      add(p + "ffn_up.weight", {s.n_embd, s.n_ff}, TensorRole::kFfnUp, l);
+      add(p + "ffn_down.weight", {s.n_ff, s.n_embd}, TensorRole::kFfnDown, l);
+    }
+    if (s.arch == "gemma2" || s.arch == "gemma3") {  // RMSNorms of the sublayers' outputs
+      add(p + "post_attention_norm.weight", {s.n_embd}, TensorRole::kNorm, l);
+      add(p + "post_ffw_norm.weight", {s.n_embd}, TensorRole::kNorm, l);
+    }
   }
   add("output_norm.weight", {s.n_embd}, TensorRole::kNorm, -1);
   if (!s.tied_embeddings) add("output.weight", {s.n_embd, s.n_vocab}, TensorRole::kOutput, -1);

@@ -24,7 +24,8 @@ enum class TensorRole {
   kAttnOut,
   kFfnGate,
   kFfnUp,
-  kFfnDown
+  kFfnDown,
+  kRouter  // a mixture-of-experts router (or shared-expert gate): kept F32, as llama-quantize does
 };
 
 struct TensorPlan {

@@ -2,6 +2,7 @@
 // peaked-output construction.
 #include "modelgen/weight_init.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -41,26 +42,54 @@ uint64_t MulMod(uint64_t a, uint64_t b, uint64_t m) {
 }  // namespace
 
 WeightInit::WeightInit(const ModelSpec& spec) : spec_(spec) {
-  const uint64_t v = static_cast<uint64_t>(spec.n_vocab);
+  // The map permutes [first_, n_vocab); first_ > 0 (a word vocabulary) leaves the ids below out.
+  if (spec.successor_first > 0 && spec.successor_first < spec.n_vocab) {
+    first_ = spec.successor_first;
+  }
+  const uint64_t v = static_cast<uint64_t>(spec.n_vocab - first_);
   if (v > 1) {
     mul_ = Mix(spec.seed ^ 0x5bd1e995ull) % v;
     if (mul_ < 2) mul_ = 2 % v;
     while (std::gcd(mul_, v) != 1) mul_ = (mul_ + 1) % v;
     add_ = Mix(spec.seed + 17) % v;
+    if (first_ > 0) {
+      // Words: one cycle through all of them (Hull-Dobell: add coprime with v, mul - 1 a multiple
+      // of every prime factor of v, and of 4 when 4 divides v), so greedy text never repeats a
+      // word before every word has come.
+      uint64_t rad = 1, rest = v;
+      for (uint64_t p = 2; p * p <= rest; ++p) {
+        if (rest % p) continue;
+        rad *= p;
+        while (rest % p == 0) rest /= p;
+      }
+      if (rest > 1) rad *= rest;
+      if (v % 4 == 0 && rad % 4 != 0) rad *= 2;
+      mul_ = (1 + rad * (Mix(spec.seed ^ 0x5bd1e995ull) % std::max<uint64_t>(1, v / rad))) % v;
+      if (add_ == 0) add_ = 1;
+      while (std::gcd(add_, v) != 1) add_ = (add_ + 1) % v;
+    }
     inv_mul_ = InverseMod(mul_, v);
   }
 }
 
+int64_t WeightInit::Alias(int64_t token) const {
+  if (token >= first_) return token;
+  return first_ + token % (spec_.n_vocab - first_);
+}
+
 int64_t WeightInit::Successor(int64_t token) const {
   if (spec_.tied_embeddings) return token;
-  const uint64_t v = static_cast<uint64_t>(spec_.n_vocab);
-  return static_cast<int64_t>((MulMod(mul_, static_cast<uint64_t>(token), v) + add_) % v);
+  const uint64_t v = static_cast<uint64_t>(spec_.n_vocab - first_);
+  const uint64_t t = static_cast<uint64_t>(Alias(token) - first_);
+  return first_ + static_cast<int64_t>((MulMod(mul_, t, v) + add_) % v);
 }
 
 int64_t WeightInit::Predecessor(int64_t token) const {
   if (spec_.tied_embeddings) return token;
-  const uint64_t v = static_cast<uint64_t>(spec_.n_vocab);
-  return static_cast<int64_t>(MulMod(inv_mul_, (static_cast<uint64_t>(token) + v - add_) % v, v));
+  if (token < first_) return -1;
+  const uint64_t v = static_cast<uint64_t>(spec_.n_vocab - first_);
+  const uint64_t t = static_cast<uint64_t>(token - first_);
+  return first_ + static_cast<int64_t>(MulMod(inv_mul_, (t + v - add_) % v, v));
 }
 
 uint64_t WeightInit::RowKey(const char* name, int64_t row) const {
@@ -93,11 +122,13 @@ void WeightInit::FillRow(const TensorPlan& t, int64_t row, float* out) const {
       FillNormal(key, n, 0.5f, 0.0f, out);
       return;
     case TensorRole::kTokenEmbd:
-      FillNormal(key, n, peaked ? 1.0f : fan_in, 0.0f, out);
+      // Ids below first_ share the embedding of the word they alias (so they lead to words too).
+      FillNormal(peaked && row < first_ ? RowKey(t.name.c_str(), Alias(row)) : key, n,
+                 peaked ? 1.0f : fan_in, 0.0f, out);
       return;
     case TensorRole::kOutput: {
       FillNormal(key, n, fan_in, 0.0f, out);
-      if (!peaked) return;
+      if (!peaked || Predecessor(row) < 0) return;
       thread_local std::vector<float> embd;
       embd.resize(n);
       FillNormal(RowKey("token_embd.weight", Predecessor(row)), n, 1.0f, 0.0f, embd.data());

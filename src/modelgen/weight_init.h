@@ -25,8 +25,12 @@ class WeightInit {
   // Peaked models: the token whose logit an input token t's embedding lifts by about `peak`
   // (the greedy next token of a model whose layers add little): (mul * t + add) mod n_vocab, or
   // t itself when the embeddings are tied. mul is coprime with n_vocab, so this is a bijection.
+  // With spec.successor_first = F > 0 the map permutes [F, n_vocab) only (a word vocabulary's
+  // words): the ids below F alias the word F + t mod (n_vocab - F), sharing its embedding and its
+  // successor, and have no predecessor (-1).
   int64_t Successor(int64_t token) const;
   int64_t Predecessor(int64_t token) const;
+  int64_t Alias(int64_t token) const;
   uint64_t successor_mul() const { return mul_; }
   uint64_t successor_add() const { return add_; }
 
@@ -35,6 +39,7 @@ class WeightInit {
   uint64_t RowKey(const char* name, int64_t row) const;
 
   ModelSpec spec_;
+  int64_t first_ = 0;  // spec.successor_first when it is in range
   uint64_t mul_ = 1, add_ = 0, inv_mul_ = 1;
 };
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "model/moe.h"
+
 namespace forge {
 
 StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::Load(const std::string& path, Backend* backend,
@@ -147,8 +149,10 @@ Status ModelRunner::EnsureWorkspace(Rank& r, int64_t n_tokens, int64_t n_out) {
     RETURN_IF_ERROR(alloc(r.qkv, t * (c.q_dim() + 2 * c.kv_dim()) * 4));
     RETURN_IF_ERROR(alloc(r.attn, t * c.q_dim() * a));
     // Products that feed an elementwise op or the residual stay F32 (q/k/v, gate/up, o/down).
-    RETURN_IF_ERROR(alloc(r.ff, t * 2 * c.n_ff * 4));
-    RETURN_IF_ERROR(alloc(r.act, t * c.n_ff * a));
+    const int64_t ff = std::max(c.n_ff, c.n_ff_shexp);  // the dense FFN's, or the shared expert's
+    RETURN_IF_ERROR(alloc(r.ff, t * 2 * ff * 4));
+    RETURN_IF_ERROR(alloc(r.act, t * ff * a));
+    if (c.n_expert > 0) RETURN_IF_ERROR(alloc(r.moe, MoeWorkspaceBytes(c, t, dtype_)));
     RETURN_IF_ERROR(alloc(r.delta, t * c.n_embd * 4));
   }
   if (n_out > r.ws_out) {

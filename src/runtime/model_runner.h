@@ -131,6 +131,7 @@ class ModelRunner {
     // One-token steps: xn, attn and act in the form the backend's matmul reads directly (null
     // where no layer's matmul takes one; Backend::QuantizedActivationBytes).
     std::unique_ptr<BackendBuffer> xn_q, attn_q, act_q;
+    std::unique_ptr<BackendBuffer> moe;  // the mixture-of-experts block's (model/moe.h)
     // Tensor parallelism: this rank's logits [ws_out, vocab_pad] and everyone's, gathered.
     std::unique_ptr<BackendBuffer> logits_part, logits_all;
     std::map<std::pair<int64_t, int64_t>, Graph> graphs;  // (batch bucket, table width)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "model/moe.h"
 #include "runtime/model_runner.h"
 
 namespace forge {
@@ -89,7 +90,9 @@ Status ModelRunner::RunStep(Rank& r, const StepMeta& meta, KvCache& cache) {
                                 .logits_part = F32(r.logits_part),
                                 .xn_q = Form(r.xn_q),
                                 .attn_q = Form(r.attn_q),
-                                .act_q = Form(r.act_q)},
+                                .act_q = Form(r.act_q),
+                                .moe = MoeWorkspaceAt(Data(r.moe), r.shard.config, r.ws_tokens,
+                                                      dtype_)},
                          .collective = collective_,
                          .rank = r.index,
                          .n_ranks = tensor_parallel(),
@@ -221,6 +224,8 @@ Status ModelRunner::ForwardEager(Rank& r, const ForwardBatch& given, KvCache& ca
 
 bool ModelRunner::GraphEligible(const ForwardBatch& b) const {
   if (!graphs_enabled_ || !ranks_[0]->backend->SupportsGraphs()) return false;
+  // The mixture-of-experts block reads the step's routing back to the host (model/moe.h).
+  if (model_.config.n_expert > 0) return false;
   const int64_t n = b.n_seqs();
   if (n == 0 || b.n_tokens() != n || GraphBucket(n) == 0) return false;
   if (static_cast<int64_t>(b.logits_indices.size()) != n) return false;

@@ -66,9 +66,9 @@ struct Completion : std::enable_shared_from_this<Completion> {
       if (s.started || !s.tokens.empty()) {
         const double gap =
             std::chrono::duration<double>(now - last_token[ev.sample]).count() / ev.tokens.size();
-        for (size_t i = 0; i < ev.tokens.size(); ++i) ctx->metrics.itl().Observe(gap);
+        for (size_t i = 0; i < ev.tokens.size(); ++i) ctx->metrics.ObserveItl(gap);
       } else if (ev.tokens.size() > 1) {
-        for (size_t i = 1; i < ev.tokens.size(); ++i) ctx->metrics.itl().Observe(0);
+        for (size_t i = 1; i < ev.tokens.size(); ++i) ctx->metrics.ObserveItl(0);
       }
       last_token[ev.sample] = now;
     }
@@ -124,7 +124,7 @@ struct Completion : std::enable_shared_from_this<Completion> {
     s.finish = ev.finish;
     s.completion_tokens = ev.usage.completion_tokens;
     cached[prompt] = std::max(cached[prompt], ev.usage.cached_prompt_tokens);
-    if (ev.timing.ttft_seconds > 0) ctx->metrics.ttft().Observe(ev.timing.ttft_seconds);
+    if (ev.timing.ttft_seconds > 0) ctx->metrics.ObserveTtft(ev.timing.ttft_seconds);
     e2e_seconds = std::max(e2e_seconds, ev.timing.total_seconds);
     if (!ev.status.ok()) {
       if (ev.status.code() == StatusCode::kCancelled) cancelled = true;
@@ -216,26 +216,34 @@ std::vector<ChatMessage> WithGenericToolPrompt(const std::vector<ChatMessage>& m
   return out;
 }
 
+// A chat request's messages and template options as the template gets them: tools in the
+// template's variables, or described in a system message for a template that knows none.
+std::optional<ApiError> ChatInputs(const ServedModel& model, const CompletionRequest& req,
+                                   std::vector<ChatMessage>* messages, ChatTemplateOptions* opts) {
+  if (auto e = CheckToolText(*model.tokenizer, req)) return e;
+  *opts = model.template_options;
+  *messages = req.messages;
+  if (!req.tools.specs.empty()) {
+    if (model.tool_format != ToolCallFormat::kNone) {
+      opts->extra_variables.emplace_back("tools", req.tools.template_value);
+    } else {  // the template knows no tools: they are described in a system message
+      *messages = WithGenericToolPrompt(req.messages, req.tools.json_text);
+    }
+  }
+  for (const auto& kv : req.template_variables) opts->extra_variables.push_back(kv);
+  return std::nullopt;
+}
+
 // The token ids of each prompt (chat: one, from the template), or an error naming the field.
 std::optional<ApiError> BuildPrompts(const ServedModel& model, const CompletionRequest& req,
                                      std::vector<std::vector<int32_t>>* prompts) {
   const Tokenizer& tok = *model.tokenizer;
   if (req.chat) {
     // Control-token text inside a message is text: only the template makes control tokens.
-    ChatTemplateOptions opts = model.template_options;
-    std::vector<ChatMessage> with_tools;
-    const std::vector<ChatMessage>* messages = &req.messages;
-    if (auto e = CheckToolText(tok, req)) return e;
-    if (!req.tools.specs.empty()) {
-      if (model.tool_format != ToolCallFormat::kNone) {
-        opts.extra_variables.emplace_back("tools", req.tools.template_value);
-      } else {  // the template knows no tools: they are described in a system message
-        with_tools = WithGenericToolPrompt(req.messages, req.tools.json_text);
-        messages = &with_tools;
-      }
-    }
-    for (const auto& kv : req.template_variables) opts.extra_variables.push_back(kv);
-    auto ids = EncodeChatPrompt(model.chat_template, tok, *messages, opts);
+    ChatTemplateOptions opts;
+    std::vector<ChatMessage> messages;
+    if (auto e = ChatInputs(model, req, &messages, &opts)) return e;
+    auto ids = EncodeChatPrompt(model.chat_template, tok, messages, opts);
     if (!ids.ok()) return ApiError::FromStatus(ids.status(), "messages");
     prompts->push_back(std::move(*ids));
   } else {
@@ -267,6 +275,31 @@ void SendError(ServerContext& ctx, HttpSession& session, const ApiError& error, 
   if (error.http_status == 429) headers.emplace_back("Retry-After", "1");
   if (error.http_status == 401) headers.emplace_back("WWW-Authenticate", "Bearer");
   session.Respond(error.http_status, "application/json", error.Json(), std::move(headers));
+}
+
+void HandleApplyTemplate(ServerContext& ctx, const ServedModel& model, HttpSession& session,
+                         const std::string& body) {
+  json parsed;
+  if (auto e = ParseJsonBody(body, ctx.options.json, &parsed)) {
+    return SendError(ctx, session, *e, false);
+  }
+  CompletionRequest req;
+  if (auto e = ParseCompletionRequest(parsed, /*chat=*/true, &req, body)) {
+    return SendError(ctx, session, *e, false);
+  }
+  std::vector<ChatMessage> messages;
+  ChatTemplateOptions opts;
+  if (auto e = ChatInputs(model, req, &messages, &opts)) return SendError(ctx, session, *e, false);
+  auto text = model.chat_template.Apply(messages, opts);
+  if (!text.ok()) {
+    return SendError(ctx, session, ApiError::FromStatus(text.status(), "messages"), false);
+  }
+  auto ids = EncodeChatPrompt(model.chat_template, *model.tokenizer, messages, opts);
+  if (!ids.ok()) {
+    return SendError(ctx, session, ApiError::FromStatus(ids.status(), "messages"), false);
+  }
+  session.Respond(200, "application/json",
+                  Dump({{"prompt", *text}, {"tokens", static_cast<int64_t>(ids->size())}}));
 }
 
 void HandleCompletion(ServerContext& ctx, const ServedModel& model,

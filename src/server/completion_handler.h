@@ -15,6 +15,11 @@ namespace forge::server {
 void HandleCompletion(ServerContext& ctx, const ServedModel& model,
                       std::shared_ptr<HttpSession> session, const std::string& body, bool chat);
 
+// POST /apply-template: a chat completion request's prompt as the chat template renders it (with
+// its tools and template variables), without running it: {"prompt": text, "tokens": count}.
+void HandleApplyTemplate(ServerContext& ctx, const ServedModel& model, HttpSession& session,
+                         const std::string& body);
+
 // Sends an error response (and counts a rejected request when `count`).
 void SendError(ServerContext& ctx, HttpSession& session, const ApiError& error, bool count);
 

@@ -35,6 +35,11 @@ void Histogram::Observe(double value) {
   ++count_;
 }
 
+int64_t Histogram::count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return count_;
+}
+
 void Histogram::Render(const std::string& name, const std::string& help, std::string* out) const {
   std::lock_guard<std::mutex> lock(mu_);
   *out += "# HELP " + name + " " + help + "\n# TYPE " + name + " histogram\n";
@@ -51,6 +56,36 @@ ServerMetrics::ServerMetrics()
     : ttft_({0.001, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30}),
       itl_({0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5}),
       e2e_({0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}) {}
+
+const char* OutcomeName(Outcome outcome) {
+  static const char* kNames[] = {"stop", "length", "cancelled", "error", "rejected"};
+  return kNames[static_cast<int>(outcome)];
+}
+
+void ServerMetrics::ObserveTtft(double seconds) {
+  const auto now = LatencyWindow::Clock::now();
+  ttft_.Observe(seconds);
+  ttft_window_.Observe(seconds, now);
+}
+
+void ServerMetrics::ObserveItl(double seconds) {
+  const auto now = LatencyWindow::Clock::now();
+  itl_.Observe(seconds);
+  itl_window_.Observe(seconds, now);
+}
+
+ServerCounters ServerMetrics::Counters() const {
+  ServerCounters c;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    c.requests = requests_;
+    c.prompt_tokens = prompt_tokens_;
+    c.generation_tokens = generation_tokens_;
+  }
+  c.ttft_count = ttft_.count();
+  c.itl_count = itl_.count();
+  return c;
+}
 
 void ServerMetrics::CountRequest(Outcome outcome) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -93,9 +128,8 @@ std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
     out +=
         "# HELP forge_requests_total Completion requests by outcome.\n"
         "# TYPE forge_requests_total counter\n";
-    static const char* kNames[] = {"stop", "length", "cancelled", "error", "rejected"};
     for (int i = 0; i < static_cast<int>(Outcome::kCount); ++i) {
-      out += std::string("forge_requests_total{outcome=\"") + kNames[i] + "\"} " +
+      out += std::string("forge_requests_total{outcome=\"") + OutcomeName(Outcome(i)) + "\"} " +
              std::to_string(requests_[i]) + "\n";
     }
     Metric(&out, "forge_prompt_tokens_total", "counter", "Prompt tokens of finished requests.",
@@ -113,6 +147,9 @@ std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
          std::to_string(s.waiting));
   Metric(&out, "forge_num_requests_running", "gauge", "Sequences running.",
          std::to_string(s.running));
+  Metric(&out, "forge_num_requests_preempted", "gauge",
+         "Waiting sequences that were preempted (waiting to run again).",
+         std::to_string(s.preempted));
   Metric(&out, "forge_kv_blocks_capacity", "gauge", "KV cache blocks in the pool.",
          std::to_string(s.kv_blocks_total));
   Metric(&out, "forge_kv_blocks_used", "gauge", "KV blocks referenced by sequences.",
@@ -145,6 +182,12 @@ std::string ServerMetrics::Render(const EngineStats& s, bool has_engine) const {
          std::to_string(s.preemptions));
   Metric(&out, "forge_engine_steps_total", "counter", "Engine steps that ran.",
          std::to_string(s.steps));
+  Metric(&out, "forge_engine_prompt_tokens_total", "counter",
+         "Prompt tokens computed by the engine's steps (recomputation after preemption too).",
+         std::to_string(s.prompt_tokens));
+  Metric(&out, "forge_engine_generation_tokens_total", "counter",
+         "Tokens sampled by the engine's steps (requests still running too).",
+         std::to_string(s.generation_tokens));
   Metric(&out, "forge_engine_requests_cancelled_total", "counter", "Requests cancelled.",
          std::to_string(s.requests_cancelled));
   Metric(&out, "forge_device_busy_seconds_total", "counter",

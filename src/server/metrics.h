@@ -1,5 +1,6 @@
 // ServerMetrics: request outcomes, token counts and latency histograms the server records, and
 // their rendering with a snapshot of EngineStats in the Prometheus text format (GET /metrics).
+// Latencies also go to last-minute windows, whose percentiles the status endpoint shows.
 #pragma once
 
 #include <array>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "engine/engine_options.h"
+#include "server/latency_window.h"
 
 namespace forge::server {
 
@@ -19,6 +21,7 @@ class Histogram {
   explicit Histogram(std::vector<double> bounds);  // upper bounds, ascending
   void Observe(double value);
   void Render(const std::string& name, const std::string& help, std::string* out) const;
+  int64_t count() const;
 
  private:
   mutable std::mutex mu_;
@@ -29,6 +32,18 @@ class Histogram {
 };
 
 enum class Outcome { kStop, kLength, kCancelled, kError, kRejected, kCount };
+// Outcome names as /metrics labels them (forge_requests_total{outcome="..."}).
+const char* OutcomeName(Outcome outcome);
+
+// The server's own counters at one moment (the values /metrics shows under the same names).
+struct ServerCounters {
+  // forge_requests_total by Outcome.
+  std::array<int64_t, static_cast<int>(Outcome::kCount)> requests{};
+  int64_t prompt_tokens = 0;      // forge_prompt_tokens_total
+  int64_t generation_tokens = 0;  // forge_generation_tokens_total
+  int64_t ttft_count = 0;         // forge_time_to_first_token_seconds_count
+  int64_t itl_count = 0;          // forge_inter_token_latency_seconds_count
+};
 
 class ServerMetrics {
  public:
@@ -39,9 +54,13 @@ class ServerMetrics {
   // Request fields Forge does not know and ignored: counted, and each name logged at most once a
   // minute (names are the client's: shown bounded and printable).
   void NoteIgnoredFields(const std::vector<std::string>& names);
-  Histogram& ttft() { return ttft_; }
-  Histogram& itl() { return itl_; }
+  // A latency: to its histogram and (TTFT, ITL) to its last-minute window.
+  void ObserveTtft(double seconds);
+  void ObserveItl(double seconds);
   Histogram& e2e() { return e2e_; }
+  const LatencyWindow& ttft_window() const { return ttft_window_; }
+  const LatencyWindow& itl_window() const { return itl_window_; }
+  ServerCounters Counters() const;
 
   // Every metric; engine gauges from `stats` when has_engine.
   std::string Render(const EngineStats& stats, bool has_engine) const;
@@ -54,6 +73,7 @@ class ServerMetrics {
   int64_t ignored_fields_ = 0;
   std::map<std::string, double> ignored_logged_;  // name -> when last logged (steady seconds)
   Histogram ttft_, itl_, e2e_;
+  LatencyWindow ttft_window_, itl_window_;
 };
 
 }  // namespace forge::server

@@ -26,9 +26,15 @@ constexpr Route kRoutes[] = {
     {"/chat/completions", RouteId::kChatCompletions, true},
     {"/tokenize", RouteId::kTokenize, true},
     {"/detokenize", RouteId::kDetokenize, true},
+    {"/apply-template", RouteId::kApplyTemplate, true},
+    {"/status", RouteId::kStatus, false},
+    {"/status/stream", RouteId::kStatusStream, false},
+    {"/", RouteId::kWebPage, false},
+    {"/web/{file}", RouteId::kWebAsset, false},
 };
 
 constexpr std::string_view kModelPrefix = "/v1/models/";
+constexpr std::string_view kWebPrefix = "/web/";
 
 // %XX sequences decoded; a malformed one is kept as it is.
 std::string PercentDecode(std::string_view s) {
@@ -51,10 +57,16 @@ RouteMatch MatchRoute(std::string_view method, std::string_view path) {
   RouteMatch m;
   const bool model =
       path.size() > kModelPrefix.size() && path.substr(0, kModelPrefix.size()) == kModelPrefix;
+  const bool web =
+      path.size() > kWebPrefix.size() && path.substr(0, kWebPrefix.size()) == kWebPrefix;
   for (const Route& r : kRoutes) {
-    if (path != r.path && !(model && r.id == RouteId::kModel)) continue;
+    if (path != r.path && !(model && r.id == RouteId::kModel) &&
+        !(web && r.id == RouteId::kWebAsset)) {
+      continue;
+    }
     m.id = r.id;
     if (model) m.model_id = PercentDecode(path.substr(kModelPrefix.size()));
+    if (web) m.asset = std::string(path.substr(kWebPrefix.size()));
     const char* want = r.post ? "POST" : "GET";
     m.allow = want;
     if (method == "OPTIONS") {

@@ -18,13 +18,19 @@ enum class RouteId {
   kCompletions,
   kChatCompletions,
   kTokenize,
-  kDetokenize
+  kDetokenize,
+  kApplyTemplate,  // POST /apply-template: the chat template's rendered prompt
+  kStatus,         // GET /status: the live operations snapshot
+  kStatusStream,   // GET /status/stream: the snapshot every second (server-sent events)
+  kWebPage,        // GET /: the web page
+  kWebAsset,       // GET /web/{file}: the page's scripts and styles
 };
 
 struct RouteMatch {
   RouteId id = RouteId::kHealth;
   bool preflight = false;         // OPTIONS on a route (CORS preflight)
   std::string model_id;           // kModel: the id, percent-decoded
+  std::string asset;              // kWebAsset: the file name, as sent
   std::optional<ApiError> error;  // 404 (no such path) or 405 (another method)
   const char* allow = nullptr;    // the method the path takes (with 405 and preflight)
 };

@@ -18,6 +18,8 @@
 #include "server/completion_request.h"
 #include "server/http_session.h"
 #include "server/routes.h"
+#include "server/status_handler.h"
+#include "server/web_assets.h"
 
 namespace forge::server {
 namespace {
@@ -82,6 +84,27 @@ void Detokenize(ServerContext& ctx, const ServedModel& m, HttpSession& session, 
   Json200(session, {{"content", m.tokenizer->Decode(ids, opt)}});
 }
 
+// GET / and /web/{file}: an embedded file of the web page. Model output is shown by the page as
+// text, and the policy below keeps any markup that slipped through inert: no inline scripts, no
+// other origin, no plugins, no framing.
+void ServeWebAsset(HttpSession& session, const RouteMatch& route) {
+  const WebAsset* a = FindWebAsset(route.id == RouteId::kWebPage ? "index.html" : route.asset);
+  if (a == nullptr) {
+    std::string shown = route.asset.substr(0, 128);
+    return session.Respond(404, "application/json",
+                           ApiError::Http(404, "no web file " + shown).Json());
+  }
+  Headers h = {{"Cache-Control", "no-cache"},
+               {"X-Content-Type-Options", "nosniff"},
+               {"Referrer-Policy", "no-referrer"},
+               {"X-Frame-Options", "DENY"},
+               {"Content-Security-Policy",
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                "connect-src 'self'; base-uri 'none'; form-action 'none'; "
+                "frame-ancestors 'none'"}};
+  session.Respond(200, std::string(a->content_type), std::string(a->body), std::move(h));
+}
+
 // A == B in time that does not depend on where they differ.
 bool SameSecret(std::string_view a, std::string_view b) {
   unsigned diff = a.size() != b.size();
@@ -99,9 +122,22 @@ struct Server::Impl {
   asio::io_context io;
   tcp::acceptor acceptor{io};
   asio::steady_timer accept_retry{io};
-  asio::thread_pool workers;  // body parsing, templates, tokenization
+  asio::thread_pool workers;      // body parsing, templates, tokenization
+  asio::steady_timer ticker{io};  // the status tick, once a second
   std::vector<std::thread> threads;
   std::atomic<bool> shut{false};
+
+  // Every second: the status history's point and the status streams' event (on a worker).
+  void Tick() {
+    ticker.expires_after(std::chrono::seconds(1));
+    ticker.async_wait([this](boost::system::error_code ec) {
+      if (ec || shut.load()) return;
+      if (const ServedModel* model = ctx.model.load()) {
+        asio::post(workers, [this, model] { StatusTick(ctx, *model); });
+      }
+      Tick();
+    });
+  }
 
   void Accept() {
     acceptor.async_accept(asio::make_strand(io), [this](boost::system::error_code ec,
@@ -174,6 +210,9 @@ struct Server::Impl {
       }
       return session->Respond(200, "application/json", R"({"status":"ok"})");
     }
+    if (route.id == RouteId::kWebPage || route.id == RouteId::kWebAsset) {
+      return ServeWebAsset(*session, route);  // no key: the page asks for it
+    }
     if (!ctx.options.api_key.empty()) {
       const std::string_view auth = req.Header("authorization");
       const std::string expected = "Bearer " + ctx.options.api_key;
@@ -208,7 +247,8 @@ struct Server::Impl {
       for (const std::string& a : model->aliases) data.push_back(entry(a));
       return Json200(*session, {{"object", "list"}, {"data", data}});
     }
-    // The POST routes parse, render and tokenize: on the workers, off the I/O threads.
+    // The POST routes parse, render and tokenize, and status snapshots read the latency
+    // windows: on the workers, off the I/O threads.
     asio::post(workers, [this, session = std::move(session), req = std::move(req), model,
                          id = route.id] {
       try {
@@ -236,6 +276,9 @@ struct Server::Impl {
 
   void Work(const std::shared_ptr<HttpSession>& session, const HttpRequest& req, RouteId id,
             const ServedModel& model) {
+    if (id == RouteId::kStatus) return HandleStatus(ctx, model, *session);
+    if (id == RouteId::kStatusStream) return HandleStatusStream(ctx, model, session);
+    if (id == RouteId::kApplyTemplate) return HandleApplyTemplate(ctx, model, *session, req.body);
     if (id == RouteId::kTokenize || id == RouteId::kDetokenize) {
       json body;
       if (auto e = ParseJsonBody(req.body, ctx.options.json, &body)) {
@@ -284,6 +327,7 @@ Status Server::Start() {
     }
   }
   impl_->Accept();
+  impl_->Tick();
   for (int i = 0; i < std::max(1, impl_->ctx.options.threads); ++i) {
     impl_->threads.emplace_back([this] { impl_->io.run(); });
   }
@@ -298,6 +342,8 @@ void Server::Shutdown(int grace_ms) {
     boost::system::error_code ec;
     impl_->acceptor.close(ec);
   });
+  asio::post(impl_->io, [this] { impl_->ticker.cancel(); });
+  impl_->ctx.status_streams.EndAll();
   const ServedModel* model = impl_->ctx.model.load();
   if (model) {
     std::vector<RequestId> live;

@@ -1,6 +1,7 @@
 // Server: the OpenAI-compatible HTTP server over one Engine. It listens at once (GET /health
 // answers 503 while the model loads), serves /v1/completions, /v1/chat/completions, /v1/models,
-// /tokenize, /detokenize and /metrics, and shuts down gracefully. Connections are read and
+// /tokenize, /detokenize, /apply-template, /metrics, the live status (/status, /status/stream)
+// and the web page (/), and shuts down gracefully. Connections are read and
 // written on a few I/O threads; request bodies are parsed, templates rendered and prompts
 // tokenized on worker threads, so a large request never holds up /health or other clients.
 // Contract notes: max_tokens (or max_completion_tokens) defaults to ServerOptions::
@@ -24,7 +25,10 @@
 #include "grammar/grammar_cache.h"
 #include "server/http_session.h"
 #include "server/json_body.h"
+#include "server/live_status.h"
 #include "server/metrics.h"
+#include "server/model_facts.h"
+#include "server/status_stream.h"
 #include "server/tool_calls.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer.h"
@@ -34,7 +38,8 @@ namespace forge::server {
 struct ServerOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 8080;  // 0: any free port (see Server::port())
-  std::string api_key;   // non-empty: every route but /health needs "Bearer <key>"
+  // Non-empty: every route but /health and the web page's files needs "Bearer <key>".
+  std::string api_key;
   // Origins whose browser pages may call the API (CORS; "*": any). Empty: CORS is off.
   std::vector<std::string> cors_origins;
   int threads = 2;                 // I/O threads (connections are async; this is not per client)
@@ -63,6 +68,8 @@ struct ServedModel {
   // How the template asks the model to call tools (kNone: it knows no tools; Forge then
   // describes them in a system message and reads replies in its generic format).
   ToolCallFormat tool_format = ToolCallFormat::kNone;
+  // What /status and the web page say about the model and its device.
+  ModelFacts facts;
 
   // Whether a request's "model" names this model (empty: the served model).
   bool Answers(const std::string& model) const {
@@ -83,6 +90,8 @@ struct ServerContext {
   std::atomic<int64_t> connections{0};  // open connections
   std::atomic<const ServedModel*> model{nullptr};
   ServerMetrics metrics;
+  LiveStatus status{&metrics};   // /status: rates, percentiles, the requests in flight
+  StatusStreams status_streams;  // the clients of /status/stream
   GrammarCache grammars;  // compiled output constraints, shared by requests that send the same
   std::atomic<int64_t> in_flight{0};  // completion requests submitted and not finished
   std::mutex live_mu;

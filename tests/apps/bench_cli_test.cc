@@ -1,6 +1,6 @@
 // `forge bench --batched` and the model flags as users run them on the CPU: the sweep's table and
-// JSON (one row per n_seqs, token counts as asked), --dtype refused where the backend lacks it,
-// and --gpu-memory-fraction checked by `forge run`.
+// JSON (one row per n_seqs, token counts as asked), --threads sizing the host pool, --dtype and
+// --threads refused where out of range, and --gpu-memory-fraction checked by `forge run`.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -53,6 +53,24 @@ TEST_F(BenchCliTest, BatchedSweepPrintsATableAndWritesJson) {
   }
 }
 
+// --threads sizes the pool the CPU ops run on and the floors are measured on; the CPU run prints
+// its read-bandwidth floor beside the copy floor.
+TEST_F(BenchCliTest, ThreadsOptionSizesThePool) {
+  const std::string json = dir_ + "/t.json";
+  auto r = RunForge("bench -m '" + model_ + "' --device cpu --threads 3 -p 8 -n 4 -r 1 --json '" +
+                        json + "'",
+                    dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("(3 host threads)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu read bandwidth"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["threads"], 3);
+  EXPECT_GT(j["read_bytes_per_s"].get<double>(), 0);
+  EXPECT_GT(j["tg_read_floor_tokens_per_s"].get<double>(), 0);
+}
+
 TEST_F(BenchCliTest, FlagErrors) {
   struct Case {
     std::string args, expect;
@@ -61,6 +79,8 @@ TEST_F(BenchCliTest, FlagErrors) {
        "cpu backend does not run f16 activations"},
       {"bench -m '" + model_ + "' --batched --device cpu --dtype f64", "--dtype"},
       {"bench -m '" + model_ + "' --batched --seqs 0 --device cpu", "n_seqs=0"},
+      {"bench -m '" + model_ + "' --device cpu --threads 0", "--threads"},
+      {"run -m '" + model_ + "' --device cpu -t 0 -n 1 --prompt hi", "--threads"},
       {"logits -m '" + model_ + "' --ids 1,2 --device cpu --dtype bf16",
        "cpu backend does not run bf16 activations"},
       {"run -m '" + testing::TestDataPath("models/stories260K.gguf") + "' --prompts-file '" + dir_ +

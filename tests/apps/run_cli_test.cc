@@ -132,7 +132,7 @@ TEST_F(RunCliTest, ErrorsAreOneLineAndNonZero) {
       {dir_ + "/missing.gguf", "", "NOT_FOUND"},
       {Variant("arch", "general.architecture", GgufValue::String("rwkv42")), "",
        "unknown architecture 'rwkv42'"},
-      {Variant("moe", "llama.expert_count", GgufValue::U32(8)), "", "mixture-of-experts"},
+      {Variant("moe", "llama.expert_count", GgufValue::U32(8)), "", "llama.expert_used_count"},
       {Variant("missing", "", GgufValue(), "blk.3.ffn_gate.weight"), "",
        "tensor 'blk.3.ffn_gate.weight' is missing"},
       {Variant("shape", "", GgufValue()), "",

@@ -74,6 +74,9 @@ class BracketCheckingBackend : public Backend {
   Status Attention(const AttentionParams& p) override { return Op(inner_->Attention(p)); }
   Status Swiglu(const SwigluParams& p) override { return Op(inner_->Swiglu(p)); }
   Status Add(const AddParams& p) override { return Op(inner_->Add(p)); }
+  Status SoftCap(const SoftCapParams& p) override { return Op(inner_->SoftCap(p)); }
+  Status Route(const RouteParams& p) override { return Op(inner_->Route(p)); }
+  Status ExpertSum(const ExpertSumParams& p) override { return Op(inner_->ExpertSum(p)); }
   Status GatherRows(const GatherRowsParams& p) override { return Op(inner_->GatherRows(p)); }
   Status Sample(const SampleParams& p) override {
     ++samples;

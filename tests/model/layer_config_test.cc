@@ -11,6 +11,7 @@
 #include "modelgen/model_maker.h"
 #include "runtime/model_runner.h"
 #include "runtime/teacher_forced.h"
+#include "support/gguf_rewrite.h"
 #include "support/test_env.h"
 
 namespace forge {
@@ -25,18 +26,7 @@ const char* const kLayerKeys[] = {"attention.head_count", "attention.head_count_
 // testing::TempDir(), taken once: each call of it empties the folder.)
 std::string Rewrite(const std::string& src, const std::string& dir, const std::string& name,
                     const Keys& keys) {
-  auto in = GgufFile::Open(src);
-  EXPECT_TRUE(in.ok()) << in.status().ToString();
-  GgufWriter w;
-  for (const auto& [key, value] : (*in)->metadata()) w.Set(key, value);
-  for (const auto& [key, value] : keys) w.Set(key, value);
-  for (const auto& t : (*in)->tensors()) {
-    EXPECT_TRUE(
-        w.AddTensor(t.name, t.type, t.dims, std::vector<uint8_t>(t.data, t.data + t.n_bytes)).ok());
-  }
-  const std::string path = dir + "/" + name + ".gguf";
-  EXPECT_TRUE(w.WriteFile(path).ok());
-  return path;
+  return testing::RewriteGguf(src, dir + "/" + name + ".gguf", keys);
 }
 
 // The per-layer keys of the file at src as arrays of one I32 per layer (gguf-py writes Python

@@ -16,6 +16,9 @@ const std::vector<EmbeddingCase>& EmbeddingCases() {
         // Tensor-parallel shards: rows [10, 40) of a vocabulary of 80; other ids give zeros.
         {GgmlType::kF32, 30, 33, {0, 9, 10, 39, 40, 79, 25}, 10, 80},
         {GgmlType::kQ8_0, 30, 256, {79, 10, 39, 0, 25}, 10, 80},
+        // Scaled rows (Gemma).
+        {GgmlType::kBF16, 40, 320, {0, 39, 7}, 0, 0, 17.888544f},
+        {GgmlType::kQ8_0, 30, 256, {79, 10, 0}, 10, 80, 16.0f},
     };
     for (GgmlType t : QuantFormats()) c.push_back({t, 37, 256, {0, 36, 3, 3, 17}});
     return c;
@@ -89,6 +92,9 @@ const std::vector<SwigluCase>& SwigluCases() {
   static const std::vector<SwigluCase> kCases = {
       {9, 300, false}, {9, 296, false},   {130, 4104, true},
       {3, 64, true},   {1, 14336, false}, {5, 7, false},
+      // GeGLU (Gemma): the same kernels with the tanh GELU.
+      {9, 300, false, GluAct::kGeluTanh}, {130, 4104, true, GluAct::kGeluTanh},
+      {1, 2048, false, GluAct::kGeluTanh},
   };
   return kCases;
 }
@@ -98,6 +104,33 @@ const std::vector<AddCase>& AddCases() {
       {1, false},   {5, true},     {7, false},       {13, false},
       {1000, true}, {4099, false}, {1 << 20, false}, {(1 << 20) + 3, true},
   };
+  return kCases;
+}
+
+// Logit rows (soft-capped in place, Gemma 2): a few values, a vocabulary's row, several rows.
+const std::vector<SoftCapCase>& SoftCapCases() {
+  static const std::vector<SoftCapCase> kCases = {{7, 0.5f}, {32000, 30.0f}, {3 * 4099, 2.0f}};
+  return kCases;
+}
+
+// Mixtral (8, top 2), Qwen2-MoE (60, top 4), Qwen3-MoE (128, top 8) and gpt-oss (32, top 4:
+// softmax of the chosen) shapes; sigmoid with a selection bias; the limits (512 experts, k 32).
+const std::vector<RouteCase>& RouteCases() {
+  static const std::vector<RouteCase> kCases = {
+      {1, 8, 2, ExpertGating::kSoftmax, true},
+      {37, 128, 8, ExpertGating::kSoftmax, true},
+      {5, 60, 4, ExpertGating::kSoftmax, false},
+      {9, 32, 4, ExpertGating::kSoftmaxTopK, false},
+      {17, 256, 8, ExpertGating::kSigmoid, true, true, 2.5f},
+      {3, 512, 32, ExpertGating::kSoftmax, true},
+      {300, 7, 7, ExpertGating::kSoftmax, true},
+  };
+  return kCases;
+}
+
+const std::vector<ExpertSumCase>& ExpertSumCases() {
+  static const std::vector<ExpertSumCase> kCases = {
+      {1, 8, 64}, {37, 8, 2048, true, true}, {5, 2, 33, true, false}, {130, 4, 100}};
   return kCases;
 }
 

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "backend/cpu/rope/rope.h"
+#include "backend/cpu/route/route.h"
+#include "backend/cpu/swiglu/swiglu.h"
 #include "quant/type_table.h"
 
 namespace forge::testing {
@@ -19,6 +21,7 @@ struct EmbeddingCase {
   std::vector<int32_t> ids;        // [n_tokens], vocabulary ids
   int64_t row_offset = 0;          // a slice of the vocabulary: the first row's id
   int64_t n_vocab = 0;             // 0: the table is the whole vocabulary
+  float scale = 1.0f;              // rows times this (Gemma's sqrt(n_embd))
 };
 
 // RmsNorm and AddRmsNorm: rows of dim elements.
@@ -71,6 +74,8 @@ struct AttentionCase {
     int64_t block_size = 16;
     bool causal = true;
     int64_t q_pad = 0;  // q rows inside wider rows: q_stride = n_heads * head_dim + q_pad
+    float softcap = 0.0f;  // soft-capped scores (Gemma 2)
+    int64_t window = 0;    // a sliding window of keys
   };
   Options options = {};
 };
@@ -78,6 +83,27 @@ struct AttentionCase {
 struct SwigluCase {
   int64_t n_tokens = 0, dim = 0;
   bool stacked = false;  // gate and up rows interleaved (the stacked gate|up matmul's output)
+  GluAct act = GluAct::kSilu;
+};
+
+// Route: a router's choice over n_expert experts for n_tokens tokens.
+struct RouteCase {
+  int64_t n_tokens = 0, n_expert = 0, k = 0;
+  ExpertGating gating = ExpertGating::kSoftmax;
+  bool normalize = false, bias = false;
+  float scale = 1.0f;
+};
+
+// ExpertSum: k expert rows of n per token, with a shared expert (and its gate) or not.
+struct ExpertSumCase {
+  int64_t n_tokens = 0, k = 0, n = 0;
+  bool shared = false, shared_gate = false;
+};
+
+// Soft-capping in place: n F32 values, at `cap`.
+struct SoftCapCase {
+  int64_t n = 0;
+  float cap = 0.0f;
 };
 
 struct AddCase {
@@ -100,5 +126,8 @@ const std::vector<AttentionCase>& AttentionCases();
 const std::vector<SwigluCase>& SwigluCases();
 const std::vector<AddCase>& AddCases();
 const std::vector<GatherRowsCase>& GatherRowsCases();
+const std::vector<SoftCapCase>& SoftCapCases();
+const std::vector<RouteCase>& RouteCases();
+const std::vector<ExpertSumCase>& ExpertSumCases();
 
 }  // namespace forge::testing

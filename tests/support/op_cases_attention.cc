@@ -45,6 +45,17 @@ const std::vector<AttentionCase>& AttentionCases() {
         {8, 2, 128, {{0, 130}, {5, 1}}, {.q_f32 = true, .causal = false}},
         {8, 2, 64, {{10, 20}, {0, 1}}, {.q_pad = 2 * 2 * 64}},
         {32, 8, 128, {{70, 1}, {3, 1}}, {.q_f32 = true, .q_pad = 2 * 8 * 128}},
+        // Gemma: soft-capped scores, sliding windows (shorter and longer than the keys, across
+        // blocks and chunks), head dim 256; decode rows and prefill chunks.
+        {8, 2, 256, {{40, 3}, {5, 70}}, {.q_f32 = true, .softcap = 5.0f, .window = 16}},
+        {8, 4, 64, {{100, 1}, {30, 1}, {2, 1}}, {.window = 8}},
+        {4, 4, 128, {{0, 50}, {20, 1}}, {.q_f32 = true, .softcap = 1.0f}},
+        {16, 8, 256, {{300, 1}, {20, 1}, {0, 40}}, {.q_f32 = true, .n_single = 2, .window = 64}},
+        {8, 2, 80, {{7, 33}, {0, 130}}, {.block_size = 32, .window = 1000}},
+        {4, 2, 128, {{30, 1}, {0, 20}}, {.q_f32 = true, .window = 1}},
+        {4, 1, 256, {{40, 9}, {3, 1}, {0, 17}}, {.q_f32 = true, .softcap = 30.0f, .window = 17}},
+        {8, 4, 128, {{200, 60}, {100, 1}}, {.q_f32 = true, .window = 128}},
+        {4, 2, 256, {{1100, 1}, {900, 140}}, {.q_f32 = true, .window = 1024}},
     };
     // More than 32 sequences (the prefill kernels look for their tile 32 sequences at a time):
     // decode tokens around two prefill chunks; and 64 decode sequences of GQA 4.

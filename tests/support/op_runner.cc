@@ -51,19 +51,21 @@ void RunEmbeddingCases(std::span<OpTarget> targets) {
           IsBlockFormat(c.type) ? table.values : Rounded(table.values, t);
       std::vector<float> want(n * c.dim);
       ASSERT_TRUE(embedding_ref({F32View(held, c.rows, c.dim), c.ids.data(), n, want.data(),
-                                 c.row_offset, c.n_vocab})
+                                 c.row_offset, c.n_vocab, c.scale})
                       .ok());
       const std::string what = std::string("embedding table in ") + DTypeName(t) + " | " +
                                std::string(TypeName(c.type)) + " [" + Shape(c.rows, c.dim) + "] " +
                                std::to_string(n) + " ids, rows from " +
                                std::to_string(c.row_offset) + " of " +
-                               std::to_string(c.n_vocab ? c.n_vocab : c.rows);
+                               std::to_string(c.n_vocab ? c.n_vocab : c.rows) +
+                               (c.scale != 1.0f ? ", scaled" : "");
       for (const OpTarget* tg : ts) {
         auto dt = tg->backend->PrepareWeight(stored, t);
         ASSERT_TRUE(dt.ok()) << what << ": " << dt.status().ToString();
         OpBuffers b(*tg->backend);
         float* out = static_cast<float*>(b.Out("out", DType::kF32, want, 0));
-        RunOp(*tg, b, what, EmbeddingParams{*dt, b.In(c.ids), n, out, c.row_offset, c.n_vocab},
+        RunOp(*tg, b, what,
+              EmbeddingParams{*dt, b.In(c.ids), n, out, c.row_offset, c.n_vocab, c.scale},
               &Backend::Embedding);
       }
     });
@@ -274,7 +276,9 @@ void RunSwigluCases(std::span<OpTarget> targets) {
       for (DType it : Distinct({t, DType::kF32})) {
         const std::vector<float> g = Values(T * dim, 240 + i, it), u = Values(T * dim, 260 + i, it);
         std::vector<float> want(T * dim);
-        ASSERT_TRUE(swiglu_ref({g.data(), u.data(), want.data(), T, dim, 0, 0}).ok());
+        SwigluParams ref{g.data(), u.data(), want.data(), T, dim, 0, 0};
+        ref.act = c.act;
+        ASSERT_TRUE(swiglu_ref(ref).ok());
         std::vector<float> both(2 * T * dim);  // row r: gate's row, then up's
         for (int64_t r = 0; r < T; ++r) {
           std::copy_n(g.begin() + r * dim, dim, both.begin() + 2 * r * dim);
@@ -282,14 +286,16 @@ void RunSwigluCases(std::span<OpTarget> targets) {
         }
         const std::string what = std::string("swiglu in ") + DTypeName(it) + " out " +
                                  DTypeName(t) + " | " + Shape(T, dim) +
-                                 (c.stacked ? " stacked" : "");
+                                 (c.stacked ? " stacked" : "") +
+                                 (c.act == GluAct::kGeluTanh ? " gelu" : "");
         for (const OpTarget* tg : ts) {
           OpBuffers b(*tg->backend);
           const int64_t stride = c.stacked ? 2 * dim : 0;
           void* gate = c.stacked ? b.In(both, it) : b.In(g, it);
           const void* up = c.stacked ? Offset(gate, dim, it) : b.In(u, it);
-          const SwigluParams p{
+          SwigluParams p{
               gate, up, b.Out("out", t, want, BoundFor({it, t})), T, dim, stride, stride, it, t};
+          p.act = c.act;
           RunOp(*tg, b, what, p, &Backend::Swiglu);
         }
       }
@@ -313,6 +319,24 @@ void RunAddCases(std::span<OpTarget> targets) {
                                                   : b.Out("out", DType::kF32, want, 0));
       const float* in_a = c.in_place ? out : static_cast<const float*>(b.In(a, DType::kF32));
       RunOp(*tg, b, what, AddParams{in_a, b.In(x), out, c.n}, &Backend::Add);
+    }
+  }
+}
+
+// F32 in place on every backend; the reference's tanh in double.
+void RunSoftCapCases(std::span<OpTarget> targets) {
+  const std::vector<SoftCapCase>& cases = SoftCapCases();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const SoftCapCase& c = cases[i];
+    std::vector<float> x = RandomVector(c.n, 340 + i);
+    for (float& v : x) v *= 3 * c.cap;  // past the cap and inside it
+    std::vector<float> want = x;
+    ASSERT_TRUE(softcap_ref({want.data(), c.n, c.cap}).ok());
+    const std::string what = "softcap | " + std::to_string(c.n) + " at " + std::to_string(c.cap);
+    for (const OpTarget* tg : TargetsFor(targets, DType::kF32, c.n)) {
+      OpBuffers b(*tg->backend);
+      float* io = static_cast<float*>(b.InOut("x", DType::kF32, x, want, BoundFor({DType::kF32})));
+      RunOp(*tg, b, what, SoftCapParams{io, c.n, c.cap}, &Backend::SoftCap);
     }
   }
 }

@@ -48,6 +48,9 @@ void RunAttentionCases(std::span<OpTarget> targets);
 void RunSwigluCases(std::span<OpTarget> targets);
 void RunAddCases(std::span<OpTarget> targets);
 void RunGatherRowsCases(std::span<OpTarget> targets);
+void RunSoftCapCases(std::span<OpTarget> targets);
+void RunRouteCases(std::span<OpTarget> targets);
+void RunExpertSumCases(std::span<OpTarget> targets);
 
 }  // namespace forge::testing
 
@@ -63,7 +66,10 @@ void RunGatherRowsCases(std::span<OpTarget> targets);
   FORGE_OP_HARNESS_TEST_(Fixture, Attention)   \
   FORGE_OP_HARNESS_TEST_(Fixture, Swiglu)      \
   FORGE_OP_HARNESS_TEST_(Fixture, Add)         \
-  FORGE_OP_HARNESS_TEST_(Fixture, GatherRows)
+  FORGE_OP_HARNESS_TEST_(Fixture, GatherRows)  \
+  FORGE_OP_HARNESS_TEST_(Fixture, SoftCap)     \
+  FORGE_OP_HARNESS_TEST_(Fixture, Route)       \
+  FORGE_OP_HARNESS_TEST_(Fixture, ExpertSum)
 #define FORGE_OP_HARNESS_TEST_(Fixture, Op)                      \
   TEST_F(Fixture, Op) {                                          \
     std::vector<::forge::testing::OpTarget> targets = Targets(); \

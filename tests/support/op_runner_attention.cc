@@ -88,6 +88,8 @@ std::string Describe(const AttentionCase& c) {
   if (o.n_single) s += ", n_single " + std::to_string(o.n_single);
   if (!o.causal) s += ", not causal";
   if (o.q_pad) s += ", q stride +" + std::to_string(o.q_pad);
+  if (o.softcap != 0) s += ", soft-cap " + std::to_string(o.softcap);
+  if (o.window) s += ", window " + std::to_string(o.window);
   return s;
 }
 
@@ -126,6 +128,8 @@ void RunAttentionCases(std::span<OpTarget> targets) {
       p.num_blocks = b.num_blocks;
       p.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
       p.causal = o.causal;
+      p.softcap = o.softcap;
+      p.window = o.window;
       std::vector<float> want(out_n);
       Reference(p, b, want.data());
       const std::string what = std::string("attention cache ") + DTypeName(t) + " q " +

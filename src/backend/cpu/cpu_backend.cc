@@ -58,6 +58,9 @@ class HostBackendBase : public Backend {
   Status RopeKvWrite(const RopeKvWriteParams& p) override { return rope_kv_write_ref(p); }
   Status Swiglu(const SwigluParams& p) override { return swiglu_ref(p); }
   Status Add(const AddParams& p) override { return add_ref(p); }
+  Status SoftCap(const SoftCapParams& p) override { return softcap_ref(p); }
+  Status Route(const RouteParams& p) override { return route_ref(p); }
+  Status ExpertSum(const ExpertSumParams& p) override { return expert_sum_ref(p); }
   Status GatherRows(const GatherRowsParams& p) override { return GatherRowsHost(p); }
   Status Sample(const SampleParams& p) override { return sample_ref(p); }
 };

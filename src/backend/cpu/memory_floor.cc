@@ -7,10 +7,12 @@
 #include <thread>
 #include <vector>
 
+#include "base/thread_pool.h"
+
 namespace forge {
 
 CpuCopyBandwidth MeasureCpuCopyBandwidth(int64_t buffer_bytes, int threads) {
-  if (threads <= 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads <= 0) threads = ThreadPool::Global().size();
   std::vector<uint8_t> src(buffer_bytes), dst(buffer_bytes);
   for (int64_t i = 0; i < buffer_bytes; i += 4096) src[i] = static_cast<uint8_t>(i >> 12);
   std::memset(dst.data(), 1, dst.size());  // fault the pages in before timing
@@ -31,6 +33,42 @@ CpuCopyBandwidth MeasureCpuCopyBandwidth(int64_t buffer_bytes, int threads) {
     best = std::max(best, 2.0 * static_cast<double>(buffer_bytes) / secs);
   }
   return {best, buffer_bytes, threads};
+}
+
+CpuCopyBandwidth MeasureCpuReadBandwidth(int64_t buffer_bytes, int threads) {
+  if (threads <= 0) threads = ThreadPool::Global().size();
+  const int64_t words = buffer_bytes / 8;
+  std::vector<uint64_t> src(words);
+  for (int64_t i = 0; i < words; ++i) src[i] = static_cast<uint64_t>(i);
+  const int64_t slice = words / threads;
+  std::vector<uint64_t> sums(threads);
+  double best = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      pool.emplace_back([&, t] {
+        const uint64_t* p = src.data() + t * slice;
+        const int64_t n = (t == threads - 1) ? words - t * slice : slice;
+        uint64_t a = 0, b = 0, c = 0, d = 0;
+        int64_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+          a += p[i];
+          b += p[i + 1];
+          c += p[i + 2];
+          d += p[i + 3];
+        }
+        for (; i < n; ++i) a += p[i];
+        sums[t] = a + b + c + d;
+      });
+    }
+    for (auto& th : pool) th.join();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, static_cast<double>(words * 8) / secs);
+  }
+  volatile uint64_t sink = 0;
+  for (uint64_t v : sums) sink = sink + v;  // the sums are used: the reads stay
+  return {best, words * 8, threads};
 }
 
 }  // namespace forge

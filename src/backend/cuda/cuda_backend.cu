@@ -19,6 +19,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "backend/cuda/cuda_backend_internal.h"
 #include "backend/cuda/cuda_check.cuh"
+#include "backend/cuda/embedding/embedding_cuda.h"
 #include "backend/cuda/device.h"
 #include "backend/cuda/matmul/block_decode.cuh"
 #include "backend/cuda/matmul/dequantize_cuda.h"
@@ -389,9 +390,12 @@ class CudaBackend : public Backend {
   Status Embedding(const EmbeddingParams& p) override {
     RETURN_IF_ERROR(MakeCurrent(device_));
     if (KeptQuantized(p.table.type)) {
-      return cuda::dequantize_gather_rows_cuda(p.table.data, p.table.type, p.table.cols,
-                                               p.table.rows, p.ids, p.n_tokens, p.out, DType::kF32,
-                                               stream_, p.row_offset, p.n_vocab);
+      RETURN_IF_ERROR(cuda::dequantize_gather_rows_cuda(p.table.data, p.table.type, p.table.cols,
+                                                        p.table.rows, p.ids, p.n_tokens, p.out,
+                                                        DType::kF32, stream_, p.row_offset,
+                                                        p.n_vocab));
+      if (p.scale == 1.0f) return Status::Ok();
+      return cuda::scale_f32_cuda(p.out, p.n_tokens * p.table.cols, p.scale, stream_);
     }
     return cuda::embedding_cuda(p, stream_);
   }
@@ -426,6 +430,18 @@ class CudaBackend : public Backend {
   Status Add(const AddParams& p) override {
     RETURN_IF_ERROR(MakeCurrent(device_));
     return cuda::add_cuda(p, stream_);
+  }
+  Status SoftCap(const SoftCapParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::softcap_cuda(p, stream_);
+  }
+  Status Route(const RouteParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::route_cuda(p, stream_);
+  }
+  Status ExpertSum(const ExpertSumParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::expert_sum_cuda(p, stream_);
   }
   Status GatherRows(const GatherRowsParams& p) override {
     RETURN_IF_ERROR(MakeCurrent(device_));

@@ -21,6 +21,9 @@ constexpr size_t kAttentionWorkspaceBytes = size_t{64} << 20;
 Status attention_cuda(const AttentionParams& p, cudaStream_t stream, void* workspace = nullptr,
                       size_t workspace_bytes = 0);
 Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream);
+Status softcap_cuda(const SoftCapParams& p, cudaStream_t stream);
+Status route_cuda(const RouteParams& p, cudaStream_t stream);
+Status expert_sum_cuda(const ExpertSumParams& p, cudaStream_t stream);
 Status gather_rows_cuda(const GatherRowsParams& p, cudaStream_t stream);
 // out[m, n] += bias[n] for each of m rows of stride `stride`; out is of type `out_type`.
 Status add_bias_cuda(void* out, DType out_type, const float* bias, int64_t m, int64_t n,

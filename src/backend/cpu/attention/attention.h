@@ -34,6 +34,11 @@ struct AttentionParams {
   int64_t num_blocks = 0;  // bounds check for block ids
   float scale = 1.0f;      // usually 1 / sqrt(head_dim)
   bool causal = true;
+  // Soft-capping (Gemma 2): each scaled score s becomes softcap * tanh(s / softcap); 0: none.
+  float softcap = 0.0f;
+  // Sliding window (causal only): a query at key index i sees keys i - window + 1 .. i, the last
+  // `window` keys (its own included); 0: every earlier key. Key indices are positions.
+  int64_t window = 0;
   DType dtype = DType::kF32;   // of the cache and out (the CPU: F32 only)
   DType q_type = DType::kF32;  // of q
   // Also out's one row in the form a matmul takes as MatmulParams::xq (n_tokens 1; only where

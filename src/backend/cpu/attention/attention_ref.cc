@@ -26,25 +26,28 @@ void AttendOne(const AttentionParams& p, int64_t s, int64_t t, int64_t h, std::v
   const int64_t q_len = p.cu_seqlens_q[s + 1] - p.cu_seqlens_q[s];
   const int64_t i = t - p.cu_seqlens_q[s];
   const int64_t n_keys = p.causal ? p.seq_lens_k[s] - q_len + i + 1 : p.seq_lens_k[s];
+  // Keys before `first` lie outside the sliding window.
+  const int64_t first = p.causal && p.window > 0 ? std::max<int64_t>(0, n_keys - p.window) : 0;
   const int64_t kv_head = h / (p.n_heads / p.n_kv_heads);
   const int64_t qs = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
   const float* q = static_cast<const float*>(p.q) + t * qs + h * p.head_dim;
   scores.resize(std::max<int64_t>(n_keys, 1));
   Acc max_score = -INFINITY;
-  for (int64_t j = 0; j < n_keys; ++j) {
+  for (int64_t j = first; j < n_keys; ++j) {
     const float* k = KvRow<Acc>(p, p.k_cache, s, j, kv_head);
     Acc dot = 0;
     for (int64_t d = 0; d < p.head_dim; ++d) dot += static_cast<Acc>(q[d]) * k[d];
     scores[j] = dot * p.scale;
+    if (p.softcap != 0) scores[j] = p.softcap * std::tanh(scores[j] / p.softcap);
     max_score = std::max(max_score, scores[j]);
   }
   Acc sum = 0;
-  for (int64_t j = 0; j < n_keys; ++j) {
+  for (int64_t j = first; j < n_keys; ++j) {
     scores[j] = std::exp(scores[j] - max_score);
     sum += scores[j];
   }
   acc.assign(p.head_dim, 0);
-  for (int64_t j = 0; j < n_keys; ++j) {
+  for (int64_t j = first; j < n_keys; ++j) {
     const float* v = KvRow<Acc>(p, p.v_cache, s, j, kv_head);
     for (int64_t d = 0; d < p.head_dim; ++d) acc[d] += scores[j] * v[d];
   }
@@ -74,6 +77,13 @@ Status ValidateAttention(const AttentionParams& p) {
                                 " is not a multiple of n_kv_heads=" + std::to_string(p.n_kv_heads));
   }
   if (p.head_dim <= 0 || p.block_size <= 0) return InvalidArgumentError("attention: bad dims");
+  if (p.window < 0 || (p.window > 0 && !p.causal)) {
+    return InvalidArgumentError("attention: window " + std::to_string(p.window) +
+                                " (a sliding window is causal and not negative)");
+  }
+  if (!(p.softcap >= 0) || !std::isfinite(p.softcap)) {
+    return InvalidArgumentError("attention: softcap must be finite and not negative");
+  }
   if (p.cu_seqlens_q[0] != 0) return InvalidArgumentError("attention: cu_seqlens_q[0] != 0");
   for (int64_t s = 0; s < p.n_seqs; ++s) {
     int64_t q_len = p.cu_seqlens_q[s + 1] - p.cu_seqlens_q[s];

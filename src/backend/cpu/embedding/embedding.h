@@ -18,6 +18,7 @@ struct EmbeddingParams {
   float* out = nullptr;    // [n_tokens, dim]
   int64_t row_offset = 0;  // the vocabulary id of the table's first row
   int64_t n_vocab = 0;     // ids must be in [0, n_vocab); 0: table.rows (no slice)
+  float scale = 1.0f;      // every row times scale (Gemma: sqrt(dim))
 };
 
 Status embedding_ref(const EmbeddingParams& p);

@@ -23,6 +23,9 @@ Status embedding_ref(const EmbeddingParams& p) {
       continue;
     }
     RETURN_IF_ERROR(DequantizeRow(p.table.type, p.table.row(row), out, p.table.cols));
+    if (p.scale != 1.0f) {
+      for (int64_t i = 0; i < p.table.cols; ++i) out[i] *= p.scale;
+    }
   }
   return Status::Ok();
 }

@@ -1,6 +1,7 @@
 // Matmul against a stored weight: out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]), for W in any
-// supported format, dequantized on the fly. The CPU path sums each output in the same order
-// whatever m is, so a row's result does not depend on the rest of the batch.
+// supported format. On the host, block formats take x as int8 planes quantized once per op
+// (act_quant.h) and integer dot products (int_dot.h); every output depends only on its x row and
+// W row, so a row's result does not depend on the rest of the batch or the thread count.
 #pragma once
 
 #include <cstdint>
@@ -27,9 +28,13 @@ struct MatmulParams {
   const void* xq = nullptr;
 };
 
-// Reference: double accumulation over dequantized rows.
+// Reference. Block formats: x quantized to act_quant.h's int8 planes and each output the
+// integer dot product int_dot.h defines (plain loops); F32 / F16 / BF16: double accumulation over
+// the dequantized rows.
 Status matmul_ref(const MatmulParams& p);
-// CPU backend: weight rows in parallel, each dequantized once and dotted with every x row.
+// CPU backend: block formats bit for bit as matmul_ref (the same quantized activations and
+// integer dot products, AVX2 / AVX-512 VNNI paths chosen at run time); F32 / F16 / BF16 rows in
+// F32 with a fixed summation order. Weight rows in parallel on the thread pool.
 Status matmul_cpu(const MatmulParams& p);
 
 }  // namespace forge

@@ -1,13 +1,21 @@
-// matmul_cpu: weight rows split over the thread pool; each row is dequantized into a per-thread
-// buffer and dotted with every activation row by DotF32 (fixed 16-lane order, AVX2+FMA when the
-// CPU has it, chosen once per process so every call sums the same way).
+// matmul_cpu: block-format weights by integer dot products (int_dot.h): the activation rows
+// quantized once (act_quant.h), then weight rows split over the thread pool, each dotted with
+// every activation row by the active instruction set's row dot, which equals the reference's bit
+// for bit. F32 / F16 / BF16 weights: F32 activations dotted with each row in a fixed 16-lane
+// order (AVX2+FMA when the CPU has it, chosen once per process); half rows widened in registers
+// (F16C / a shift), or into a per-thread buffer without AVX2.
+// Either way a row's result depends only on its two inputs: not on m, not on the thread count.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "backend/cpu/matmul/act_quant.h"
 #include "backend/cpu/matmul/dequantize_fast.h"
+#include "backend/cpu/matmul/int_dot.h"
 #include "backend/cpu/matmul/matmul.h"
+#include "base/half.h"
 #include "base/thread_pool.h"
 
 namespace forge {
@@ -45,32 +53,35 @@ __attribute__((target("avx2,fma"))) float DotAvx2(const float* a, const float* b
   return (s4[0] + s4[2]) + (s4[1] + s4[3]);
 }
 
-// Eight int8 weights times the block scale, as floats.
-__attribute__((target("avx2,fma,f16c"))) inline __m256 Q8x8(const uint8_t* q, __m256 d) {
-  __m128i q8 = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q));
-  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q8)), d);
+// The half-precision weights of a row widened in registers (exact), summed as DotAvx2 sums:
+// the same bits as widening the row first and calling DotAvx2.
+template <bool kBf16>
+__attribute__((target("avx2,fma,f16c"))) inline __m256 Widen8(const uint8_t* w) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
+  if constexpr (kBf16) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  } else {
+    return _mm256_cvtph_ps(h);
+  }
 }
 
-// x . dequant(Q8_0 row) with the dequantized weights formed in registers: each weight is
-// (float)q * d, exactly the value DequantizeRowFast stores, and lands in the same lane of the
-// same accumulator as in DotAvx2, so the result is bit-identical to dequantize-then-DotAvx2.
-__attribute__((target("avx2,fma,f16c"))) float DotQ8_0Avx2(const float* x, const uint8_t* w,
+template <bool kBf16>
+__attribute__((target("avx2,fma,f16c"))) float DotHalfAvx2(const float* a, const uint8_t* w,
                                                            int64_t n) {
   __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-  for (int64_t b = 0; b < n / 32; ++b) {
-    const uint8_t* blk = w + b * 34;
-    uint16_t dh;
-    std::memcpy(&dh, blk, 2);
-    const __m256 d = _mm256_cvtph_ps(_mm_set1_epi16(static_cast<short>(dh)));
-    const float* xb = x + b * 32;
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(xb), Q8x8(blk + 2, d), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 8), Q8x8(blk + 10, d), acc1);
-    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 16), Q8x8(blk + 18, d), acc0);
-    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(xb + 24), Q8x8(blk + 26, d), acc1);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), Widen8<kBf16>(w + 2 * i), acc0);
+    acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), Widen8<kBf16>(w + 2 * i + 16), acc1);
   }
   float acc[16];
   _mm256_storeu_ps(acc, acc0);
   _mm256_storeu_ps(acc + 8, acc1);
+  for (int l = 0; i < n; ++i, ++l) {
+    uint16_t h;
+    std::memcpy(&h, w + 2 * i, 2);
+    acc[l] += a[i] * (kBf16 ? BF16ToF32(h) : F16ToF32(h));
+  }
   float s8[8];
   for (int l = 0; l < 8; ++l) s8[l] = acc[l] + acc[l + 8];
   float s4[4];
@@ -83,6 +94,53 @@ using DotFn = float (*)(const float*, const float*, int64_t);
 DotFn ChooseDot() {
   __builtin_cpu_init();
   return (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) ? DotAvx2 : DotScalar;
+}
+
+// Weight rows per share of the pool: enough work per share to cover a hand-off.
+constexpr int64_t kRowGrain = 8;
+// Weight rows a thread runs every activation row batch over before the next rows.
+constexpr int64_t kWeightTile = 16;
+
+Status MatmulIntDot(const MatmulParams& p, int block) {
+  const int64_t k = p.w.cols, n = p.w.rows, m = p.m;
+  const int64_t xs = p.x_stride ? p.x_stride : k;
+  const int64_t os = p.out_stride ? p.out_stride : n;
+  const float* x = static_cast<const float*>(p.x);
+  float* out = static_cast<float*>(p.out);
+  thread_local ActRows act;  // the calling thread's (tensor-parallel ranks call concurrently)
+  act.Resize(m, k, block);
+  ActRows& a = act;
+  ThreadPool& pool = ThreadPool::Global();
+  if (m > 1) {
+    pool.ParallelFor(m, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) a.Quantize(i, x + i * xs);
+    });
+  } else {
+    a.Quantize(0, x);
+  }
+  const IntRowDots dots = IntRowDotsFor(p.w.type, ActiveCpuIsa());
+  pool.ParallelFor(
+      n,
+      [&](int64_t begin, int64_t end) {
+        // Tiles of weight rows (kept in cache) against batches of up to kIntDotMaxRows
+        // activation rows (each weight row unpacked once per batch).
+        ActRow rows[kIntDotMaxRows];
+        for (int64_t j0 = begin; j0 < end; j0 += kWeightTile) {
+          const int64_t j1 = std::min(end, j0 + kWeightTile);
+          for (int64_t i0 = 0; i0 < m; i0 += kIntDotMaxRows) {
+            const int nr = static_cast<int>(std::min<int64_t>(kIntDotMaxRows, m - i0));
+            for (int r = 0; r < nr; ++r) rows[r] = a.row(i0 + r);
+            for (int64_t j = j0; j < j1; ++j) {
+              float* o = out + i0 * os + j;
+              dots(p.w.row(j), rows, nr, o, os);
+              const float bias = p.bias ? p.bias[j] : 0.0f;
+              for (int r = 0; r < nr; ++r) o[r * os] += bias;
+            }
+          }
+        }
+      },
+      kRowGrain);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -98,25 +156,33 @@ Status matmul_cpu(const MatmulParams& p) {
   }
   if (p.x_type != DType::kF32) return UnsupportedDType("matmul", p.x_type);
   if (p.out_type != DType::kF32) return UnsupportedDType("matmul", p.out_type);
+  if (p.m <= 0 || n <= 0) return Status::Ok();
+  if (const int block = ActBlockOf(p.w.type); block > 0) return MatmulIntDot(p, block);
   const float* x = static_cast<const float*>(p.x);
   float* out = static_cast<float*>(p.out);
   const bool direct = p.w.type == GgmlType::kF32;
-  // Few activation rows: Q8_0 weights are dequantized in registers (bit-identical, see above).
-  static const bool avx2 = dot == DotAvx2 && __builtin_cpu_supports("f16c");
-  const bool fused_q8 = avx2 && p.w.type == GgmlType::kQ8_0 && p.m <= 4;
+  // F16 / BF16 rows widened in registers where DotAvx2 is the dot (the same bits).
+  static const bool f16c = dot == DotAvx2 && __builtin_cpu_supports("f16c");
+  if (f16c && (p.w.type == GgmlType::kF16 || p.w.type == GgmlType::kBF16)) {
+    const auto half_dot = p.w.type == GgmlType::kF16 ? DotHalfAvx2<false> : DotHalfAvx2<true>;
+    ThreadPool::Global().ParallelFor(
+        n,
+        [&](int64_t begin, int64_t end) {
+          for (int64_t j = begin; j < end; ++j) {
+            const float b = p.bias ? p.bias[j] : 0.0f;
+            for (int64_t i = 0; i < p.m; ++i)
+              out[i * os + j] = half_dot(x + i * xs, p.w.row(j), k) + b;
+          }
+        },
+        kRowGrain);
+    return Status::Ok();
+  }
   ThreadPool::Global().ParallelFor(
       n,
       [&](int64_t begin, int64_t end) {
         thread_local std::vector<float> row;
         row.resize(k);
         for (int64_t j = begin; j < end; ++j) {
-          if (fused_q8) {
-            const float b = p.bias ? p.bias[j] : 0.0f;
-            for (int64_t i = 0; i < p.m; ++i) {
-              out[i * os + j] = DotQ8_0Avx2(x + i * xs, p.w.row(j), k) + b;
-            }
-            continue;
-          }
           const float* w;
           if (direct) {
             w = reinterpret_cast<const float*>(p.w.row(j));
@@ -128,7 +194,7 @@ Status matmul_cpu(const MatmulParams& p) {
           for (int64_t i = 0; i < p.m; ++i) out[i * os + j] = dot(x + i * xs, w, k) + b;
         }
       },
-      8);
+      kRowGrain);
   return Status::Ok();
 }
 

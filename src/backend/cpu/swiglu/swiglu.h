@@ -1,4 +1,6 @@
-// SwiGLU: out[t, i] = silu(gate[t, i]) * up[t, i], silu(x) = x / (1 + exp(-x)).
+// The gated linear unit of the FFN: out[t, i] = act(gate[t, i]) * up[t, i], with act SiLU
+// (SwiGLU: silu(x) = x / (1 + exp(-x))) or GELU in its tanh form (GeGLU, Gemma:
+// gelu(x) = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +9,8 @@
 #include "base/status.h"
 
 namespace forge {
+
+enum class GluAct : int { kSilu = 0, kGeluTanh = 1 };
 
 struct SwigluParams {
   const void* gate = nullptr;  // [n_tokens, dim], row stride gate_stride
@@ -21,6 +25,7 @@ struct SwigluParams {
   // Also out's one row in the form a matmul takes as MatmulParams::xq (n_tokens 1; only where
   // Backend::QuantizedActivationBytes offered it), or null.
   void* out_q = nullptr;
+  GluAct act = GluAct::kSilu;
 };
 
 Status swiglu_ref(const SwigluParams& p);

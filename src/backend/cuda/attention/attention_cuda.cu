@@ -2,7 +2,7 @@
 // with prefill chunks, then the variant table of attention_dispatch.h), and the generic kernel
 // for any head dim up to 256 (DESIGN.md's named generic dispatch entry): one warp per (query
 // token, head), keys walked in order with an online softmax; each lane holds head_dim / 32
-// elements. Correct for every shape, not fast. Q, K, V and the output may be F32, F16 or BF16;
+// elements; soft-capping and sliding windows. Correct for every shape, not fast. Q, K, V and the output may be F32, F16 or BF16;
 // scores and sums are F32.
 #include <cfloat>
 #include <string_view>
@@ -39,6 +39,8 @@ __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, in
   const int64_t q_len = p.cu_seqlens_q[s + 1] - p.cu_seqlens_q[s];
   const int64_t i = t - p.cu_seqlens_q[s];
   const int64_t n_keys = p.causal ? p.seq_lens_k[s] - q_len + i + 1 : p.seq_lens_k[s];
+  // Keys before `first` lie outside the sliding window (AttentionParams::window).
+  const int64_t first = p.causal && p.window > 0 ? max(int64_t{0}, n_keys - p.window) : 0;
   const int64_t kv_head = h / (p.n_heads / p.n_kv_heads);
   const Tq* q = static_cast<const Tq*>(p.q) + t * q_stride + h * p.head_dim;
   const T* k_cache = static_cast<const T*>(p.k_cache);
@@ -52,7 +54,7 @@ __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, in
   }
   float m = -FLT_MAX, l = 0.0f;
   const int32_t* table = p.block_tables + s * p.block_table_stride;
-  for (int64_t j = 0; j < n_keys; ++j) {
+  for (int64_t j = first; j < n_keys; ++j) {
     const int64_t slot =
         static_cast<int64_t>(table[j / p.block_size]) * p.block_size + j % p.block_size;
     const T* k = k_cache + (slot * p.n_kv_heads + kv_head) * p.head_dim;
@@ -64,6 +66,7 @@ __global__ void attention_generic_kernel(AttentionParams p, int64_t q_stride, in
       if (d < p.head_dim) dot += qv[e] * ToF32(k[d]);
     }
     dot = WarpSum(dot) * p.scale;
+    if (p.softcap != 0.0f) dot = p.softcap * tanhf(dot / p.softcap);
     const float m_new = fmaxf(m, dot);
     const float corr = expf(m - m_new), w = expf(dot - m_new);
     l = l * corr + w;

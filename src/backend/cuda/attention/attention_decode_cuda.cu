@@ -204,8 +204,8 @@ bool AttentionDecodeFormsRow(const AttentionParams& p) {
 
 bool AttentionDecodeApplies(const AttentionParams& p) {
   const int64_t group = p.n_kv_heads > 0 ? p.n_heads / p.n_kv_heads : 0;
-  return p.n_tokens == p.n_seqs && p.n_seqs > 0 &&
-         (p.dtype == DType::kF16 || p.dtype == DType::kBF16) &&
+  return p.n_tokens == p.n_seqs && p.n_seqs > 0 && p.q_type == DType::kF32 &&
+         p.softcap == 0.0f && p.window == 0 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) &&
          (p.head_dim == 64 || p.head_dim == 80 || p.head_dim == 96 || p.head_dim == 128) &&
          p.n_heads % p.n_kv_heads == 0 && group >= 1 && group <= decode::kMaxRows &&
          p.block_size > 0;
@@ -250,25 +250,22 @@ Status attention_decode_cuda(const AttentionParams& p, void* workspace, size_t w
                                 ", n_heads=" + std::to_string(p.n_heads) +
                                 ", n_kv_heads=" + std::to_string(p.n_kv_heads) + ")");
   }
-  return DispatchDType(p.q_type, [&](auto q_zero) {
-    return DispatchDType(p.dtype, [&](auto zero) -> Status {
-      using Tq = decltype(q_zero);
-      using T = decltype(zero);
-      if constexpr (std::is_same_v<T, float>) {
-        return InvalidArgumentError("attention_decode_cuda: F32 cache");  // excluded above
-      } else {
-        switch (p.head_dim) {
-          case 64:
-            return LaunchDecode<Tq, T, 64>(p, workspace, workspace_bytes, stream);
-          case 80:
-            return LaunchDecode<Tq, T, 80>(p, workspace, workspace_bytes, stream);
-          case 96:
-            return LaunchDecode<Tq, T, 96>(p, workspace, workspace_bytes, stream);
-          default:
-            return LaunchDecode<Tq, T, 128>(p, workspace, workspace_bytes, stream);
-        }
+  return DispatchDType(p.dtype, [&](auto zero) -> Status {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, float>) {
+      return InvalidArgumentError("attention_decode_cuda: F32 cache");  // excluded above
+    } else {  // q is F32 (AttentionDecodeApplies)
+      switch (p.head_dim) {
+        case 64:
+          return LaunchDecode<float, T, 64>(p, workspace, workspace_bytes, stream);
+        case 80:
+          return LaunchDecode<float, T, 80>(p, workspace, workspace_bytes, stream);
+        case 96:
+          return LaunchDecode<float, T, 96>(p, workspace, workspace_bytes, stream);
+        default:
+          return LaunchDecode<float, T, 128>(p, workspace, workspace_bytes, stream);
       }
-    });
+    }
   });
 }
 

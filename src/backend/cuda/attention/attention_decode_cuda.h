@@ -15,8 +15,9 @@
 namespace forge::cuda {
 
 // Whether attention_decode_cuda takes p: every sequence has one query (n_tokens == n_seqs), an
-// F16 or BF16 cache, head_dim 64/80/96/128 and 1 to 16 query heads per KV head. q may be F32,
-// F16 or BF16. Sequences of length 0 (graph padding) get zeros.
+// F16 or BF16 cache, head_dim 64/80/96/128, 1 to 16 query heads per KV head, q in F32 (as the
+// model passes it), plain scores over every earlier key (no soft-cap, no window). Sequences of
+// length 0 (graph padding) get zeros.
 bool AttentionDecodeApplies(const AttentionParams& p);
 // Whether it also writes p.out_q itself (an F16 cache and output, head_dim a multiple of 32).
 bool AttentionDecodeFormsRow(const AttentionParams& p);

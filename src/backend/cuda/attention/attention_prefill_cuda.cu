@@ -288,7 +288,8 @@ Status LaunchPrefill(const AttentionParams& p, int64_t q_stride, cudaStream_t st
 }  // namespace
 
 bool AttentionPrefillApplies(const AttentionParams& p) {
-  return (p.dtype == DType::kF16 || p.dtype == DType::kBF16) &&
+  return (p.dtype == DType::kF16 || p.dtype == DType::kBF16) && p.q_type == DType::kF32 &&
+         p.softcap == 0.0f && p.window == 0 &&
          (p.head_dim == 64 || p.head_dim == 80 || p.head_dim == 96 || p.head_dim == 128) &&
          p.n_tokens > p.n_seqs && p.n_seqs > 0 && p.n_kv_heads > 0 &&
          p.n_heads % p.n_kv_heads == 0 && p.block_size > 0;
@@ -304,18 +305,15 @@ Status attention_prefill_cuda(const AttentionParams& p, cudaStream_t stream) {
   if (AttentionPrefillWgmmaApplies(p)) return attention_prefill_wgmma_cuda(p, stream);
   if (p.n_heads > 65535) return InvalidArgumentError("attention_prefill_cuda: n_heads > 65535");
   const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
-  return DispatchDType(p.q_type, [&](auto q_zero) {
-    return DispatchDType(p.dtype, [&](auto zero) -> Status {
-      using Tq = decltype(q_zero);
-      using T = decltype(zero);
-      if constexpr (std::is_same_v<T, float>) {
-        return InvalidArgumentError("attention_prefill_cuda: F32 cache");  // excluded above
-      } else {
-        // 64 and 128 went to the wgmma kernel above.
-        return p.head_dim == 80 ? LaunchPrefill<Tq, T, 80>(p, q_stride, stream)
-                                : LaunchPrefill<Tq, T, 96>(p, q_stride, stream);
-      }
-    });
+  return DispatchDType(p.dtype, [&](auto zero) -> Status {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, float>) {
+      return InvalidArgumentError("attention_prefill_cuda: F32 cache");  // excluded above
+    } else {
+      // 64 and 128 went to the wgmma kernel above; q is F32 (AttentionPrefillApplies).
+      return p.head_dim == 80 ? LaunchPrefill<float, T, 80>(p, q_stride, stream)
+                              : LaunchPrefill<float, T, 96>(p, q_stride, stream);
+    }
   });
 }
 

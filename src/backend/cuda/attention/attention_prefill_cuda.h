@@ -12,7 +12,8 @@
 namespace forge::cuda {
 
 // Whether attention_prefill_cuda takes p: an F16 or BF16 cache, head_dim 64/80/96/128, and some
-// sequence with more than one query (n_tokens > n_seqs). q may be F32, F16 or BF16.
+// sequence with more than one query (n_tokens > n_seqs); q in F32 (as the model passes it), plain
+// scores over every earlier key (no soft-cap, no window).
 bool AttentionPrefillApplies(const AttentionParams& p);
 Status attention_prefill_cuda(const AttentionParams& p, cudaStream_t stream);
 

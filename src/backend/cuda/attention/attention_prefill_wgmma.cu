@@ -345,18 +345,15 @@ Status attention_prefill_wgmma_cuda(const AttentionParams& p, cudaStream_t strea
                                 std::to_string(p.head_dim) + ")");
   }
   const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
-  return DispatchDType(p.q_type, [&](auto q_zero) {
-    return DispatchDType(p.dtype, [&](auto zero) -> Status {
-      using Tq = decltype(q_zero);
-      using T = decltype(zero);
-      if constexpr (std::is_same_v<T, float>) {
-        return InvalidArgumentError("attention_prefill_wgmma_cuda: F32 cache");  // excluded
-      } else if (p.head_dim == 64) {
-        return LaunchWgmma<Tq, T, 64>(p, q_stride, stream);
-      } else {
-        return LaunchWgmma<Tq, T, 128>(p, q_stride, stream);
-      }
-    });
+  return DispatchDType(p.dtype, [&](auto zero) -> Status {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, float>) {
+      return InvalidArgumentError("attention_prefill_wgmma_cuda: F32 cache");  // excluded
+    } else if (p.head_dim == 64) {  // q is F32 (AttentionPrefillApplies)
+      return LaunchWgmma<float, T, 64>(p, q_stride, stream);
+    } else {
+      return LaunchWgmma<float, T, 128>(p, q_stride, stream);
+    }
   });
 }
 

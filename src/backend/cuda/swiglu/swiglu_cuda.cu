@@ -17,18 +17,24 @@
 namespace forge::cuda {
 namespace {
 
-// silu(g) * u: every swiglu kernel's output (so the row kernels match the element-wise one).
-__device__ __forceinline__ float Swiglu(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+// act(g) * u (swiglu.h): every swiglu kernel's output (so the row kernels match the element-wise
+// one). The activation is a uniform branch, not a template parameter.
+__device__ __forceinline__ float Swiglu(float g, float u, GluAct act) {
+  if (act == GluAct::kGeluTanh) {
+    return 0.5f * g * (1.0f + tanhf(0.7978845608f * (g + 0.044715f * g * g * g))) * u;
+  }
+  return g / (1.0f + expf(-g)) * u;
+}
 
 template <typename Tin, typename Tout>
 __global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t dim, int64_t gs,
-                              int64_t us, int64_t total) {
+                              int64_t us, int64_t total, GluAct act) {
   PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
   PdlLaunchDependents();
   for (int64_t w = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; w < total;
        w += int64_t{gridDim.x} * blockDim.x) {
     const int64_t t = w / dim, i = w % dim;
-    out[w] = FromF32<Tout>(Swiglu(ToF32(gate[t * gs + i]), ToF32(up[t * us + i])));
+    out[w] = FromF32<Tout>(Swiglu(ToF32(gate[t * gs + i]), ToF32(up[t * us + i]), act));
   }
 }
 
@@ -36,7 +42,7 @@ __global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t
 // grid row y takes the 8 outputs [8x, 8x + 8) of rows y, y + gridDim.y, ...
 template <typename Tin, typename Tout>
 __global__ void swiglu_rows_kernel(const Tin* gate, const Tin* up, Tout* out, int dim, int64_t gs,
-                                   int64_t us, int64_t n_tokens) {
+                                   int64_t us, int64_t n_tokens, GluAct act) {
   PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
   PdlLaunchDependents();
   const int i = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
@@ -46,7 +52,7 @@ __global__ void swiglu_rows_kernel(const Tin* gate, const Tin* up, Tout* out, in
     Load8(gate + t * gs + i, g);
     Load8(up + t * us + i, u);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) o[e] = Swiglu(g[e], u[e]);
+    for (int e = 0; e < 8; ++e) o[e] = Swiglu(g[e], u[e], act);
     Store8(out + t * dim + i, o);
   }
 }
@@ -55,14 +61,14 @@ __global__ void swiglu_rows_kernel(const Tin* gate, const Tin* up, Tout* out, in
 // that unit from the F16 values in its registers (threads past the end: whole warps).
 template <typename Tin>
 __global__ void swiglu_quant_kernel(const Tin* gate, const Tin* up, __half* out, int8_t* out_q,
-                                    int dim) {
+                                    int dim, GluAct act) {
   PdlWait();  // launched as a dependent (pdl.cuh): nothing is read or written before this
   PdlLaunchDependents();
   const int g = blockIdx.x * blockDim.x + threadIdx.x;
   if (g * 8 >= dim) return;
   float f[8];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) f[i] = Swiglu(ToF32(gate[g * 8 + i]), ToF32(up[g * 8 + i]));
+  for (int i = 0; i < 8; ++i) f[i] = Swiglu(ToF32(gate[g * 8 + i]), ToF32(up[g * 8 + i]), act);
   StoreHalf8Rounded(out + g * 8, f);
   QuantizeUnit(f, g * 8, dim, out_q);
 }
@@ -106,7 +112,8 @@ Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream) {
       CUDA_RETURN_IF_ERROR(LaunchDependent(
           swiglu_quant_kernel<Tin>, dim3(blocks), dim3(256), 0, stream,
           static_cast<const Tin*>(p.gate), static_cast<const Tin*>(p.up),
-          static_cast<__half*>(p.out), static_cast<int8_t*>(p.out_q), static_cast<int>(p.dim)));
+          static_cast<__half*>(p.out), static_cast<int8_t*>(p.out_q), static_cast<int>(p.dim),
+          p.act));
       CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_quant_kernel");
       return Status::Ok();
     });
@@ -125,14 +132,14 @@ Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream) {
         CUDA_RETURN_IF_ERROR(LaunchDependent(
             swiglu_rows_kernel<Tin, Tout>, dim3(bx, by), dim3(256), 0, stream,
             static_cast<const Tin*>(p.gate), static_cast<const Tin*>(p.up),
-            static_cast<Tout*>(p.out), static_cast<int>(p.dim), gs, us, p.n_tokens));
+            static_cast<Tout*>(p.out), static_cast<int>(p.dim), gs, us, p.n_tokens, p.act));
         CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_rows_kernel");
         return Status::Ok();
       }
       CUDA_RETURN_IF_ERROR(LaunchDependent(swiglu_kernel<Tin, Tout>, dim3(GridFor(total, 256)),
                                            dim3(256), 0, stream, static_cast<const Tin*>(p.gate),
                                            static_cast<const Tin*>(p.up), static_cast<Tout*>(p.out),
-                                           p.dim, gs, us, total));
+                                           p.dim, gs, us, total, p.act));
       CUDA_RETURN_IF_LAUNCH_ERROR("swiglu_kernel");
       return Status::Ok();
     });

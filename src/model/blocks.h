@@ -1,0 +1,48 @@
+// Blocks: the pieces of a decoder forward that the architectures (architecture.h) compose, each a
+// few Backend ops over one step on one rank (step_context.h): the embedding lookup, the norm that
+// opens a sublayer, the attention sublayer, the gated FFN and the logits. Every block reads its
+// hyperparameters from the step's config and layer config, so an architecture's forward is the
+// order of its blocks and the ops between them.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+
+#include "model/step_context.h"
+
+namespace forge {
+
+// Whether the backend's matmul of `w` takes its activation row in the form `form` holds (one-token
+// steps only; Backend::QuantizedActivationBytes).
+bool TakesForm(const StepContext& s, const WeightView& w, const ActivationForm& form);
+bool AnyTakesForm(const StepContext& s, std::initializer_list<const WeightView*> views,
+                  const ActivationForm& form);
+
+// x = the tokens' embeddings (times config.embd_scale); all-reduced under tensor parallelism.
+Status EmbedTokens(const StepContext& s);
+
+// Opens a sublayer: xn = RmsNorm(x) by `weight` on the first layer's attention, else x += delta
+// then xn = RmsNorm(x) (the previous sublayer's output joins the residual here). Where the
+// matmuls of `next` take xn's one-row form, it is written into ws.xn_q too.
+Status NormInput(const StepContext& s, const float* weight, bool first,
+                 std::initializer_list<const WeightView*> next);
+
+// delta = RmsNorm(delta) by `weight`, in place (Gemma's post-norms).
+Status NormOutput(const StepContext& s, const float* weight);
+
+// The attention sublayer of layer l: q/k/v from xn (biases, q/k norm), RoPE and the KV cache
+// write, paged attention (the config's scale and soft-cap, the layer's window), and the output
+// projection into delta, all-reduced under tensor parallelism. xn_q: xn's one-row form where
+// NormInput wrote it (null on the first layer).
+Status AttentionBlock(const StepContext& s, int64_t l, const ActivationForm* xn_q);
+
+// The gated FFN of layer l: gate and up from xn, act(gate) * up (config.ffn_act), the down
+// projection into delta, all-reduced under tensor parallelism; in a model with experts, the
+// mixture-of-experts block (moe.h).
+Status FfnBlock(const StepContext& s, int64_t l);
+
+// The final norm (after delta joins the residual), the rows whose logits are wanted, and the LM
+// head (soft-capped at config.final_softcap when set); a no-op for steps that want no logits.
+Status OutputLogits(const StepContext& s);
+
+}  // namespace forge
