@@ -31,11 +31,12 @@ struct HttpResult {
 class ServerProcess {
  public:
   enum class Wait { kHealthy, kListening };
-  // Starts `forge serve -m <stories260K> --device <device> --port 0 <extra_args>` and waits
-  // until GET /health answers 200 (kHealthy) or only until the port is known (kListening: the
-  // model may still be loading). A failure to come up is a test failure and leaves ok() false.
+  // Starts `forge serve -m <model> --device <device> --port 0 <extra_args>` (model: empty for
+  // stories260K) and waits until GET /health answers 200 (kHealthy) or only until the port is
+  // known (kListening: the model may still be loading). A failure to come up is a test failure
+  // and leaves ok() false.
   explicit ServerProcess(const std::string& extra_args, Wait wait = Wait::kHealthy,
-                         const std::string& device = "cpu");
+                         const std::string& device = "cpu", const std::string& model = "");
   ~ServerProcess();  // SIGTERM, then waits for the exit
   bool ok() const { return port_ > 0 && (healthy_ || wait_ == Wait::kListening); }
   // Waits until GET /health answers 200; false (and a test failure) after `seconds`.
@@ -108,12 +109,13 @@ inline std::string ReadFile(const std::string& path) {
 }
 
 inline ServerProcess::ServerProcess(const std::string& extra_args, Wait wait,
-                                    const std::string& device)
+                                    const std::string& device, const std::string& model)
     : wait_(wait) {
   dir_ = OwnTempDir();
   const std::string port_file = dir_ + "/port";
   const std::string cmd = "exec " + ForgeBinary() + " serve -m " +
-                          TestDataPath("models/stories260K.gguf") + " --device " + device +
+                          (model.empty() ? TestDataPath("models/stories260K.gguf") : model) +
+                          " --device " + device +
                           " --host 127.0.0.1 --port 0 --port-file " + port_file + " " + extra_args +
                           " 2>" + dir_ + "/serve.log";
   pid_ = fork();
