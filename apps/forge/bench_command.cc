@@ -229,6 +229,13 @@ int RunModel(const ModelArgs& a) {
               Percent(r->tg_tokens_per_s, r->tg_floor_tokens_per_s).c_str());
   std::printf("decode bytes/token: %.1f MB weights + %.2f MB KV\n", r->weight_bytes_per_token / 1e6,
               r->kv_bytes_per_token / 1e6);
+  if (c.n_expert > 0) {
+    // A step reads the experts its tokens chose, not all of them: the floors above are too low.
+    std::printf("note: a mixture of experts; these floors count every expert's weights, a step "
+                "reads only the %lld of %lld each token chose (a floor by the routed experts is "
+                "not measured yet)\n",
+                (long long)c.n_expert_used, (long long)c.n_expert);
+  }
   // The CPU's decode floor at its read bandwidth (a decode step reads, it hardly writes).
   const double read_floor =
       floors.read_bytes_per_s > 0

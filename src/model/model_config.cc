@@ -203,7 +203,24 @@ std::string ModelConfig::Summary() const {
                 arch.c_str(), (long long)n_vocab, (long long)n_embd, (long long)n_layer,
                 (long long)n_head, (long long)n_head_kv, (long long)head_dim, (long long)n_ff,
                 rope_style == RopeStyle::kNeox ? "neox" : "adjacent", rope_theta);
-  return buf;
+  std::string s = buf;
+  if (n_expert > 0) {
+    std::snprintf(buf, sizeof(buf), ", %lld experts (%lld a token) of %lld", (long long)n_expert,
+                  (long long)n_expert_used, (long long)n_ff_exp);
+    s += buf;
+    if (n_ff_shexp > 0) s += " + a shared expert of " + std::to_string(n_ff_shexp);
+  }
+  int64_t windowed = 0;
+  for (const LayerConfig& l : layers) windowed += l.sliding_window > 0 ? 1 : 0;
+  if (windowed > 0) {
+    for (const LayerConfig& l : layers) {
+      if (l.sliding_window == 0) continue;
+      s += ", a window of " + std::to_string(l.sliding_window) + " keys on " +
+           std::to_string(windowed) + " of " + std::to_string(n_layer) + " layers";
+      break;
+    }
+  }
+  return s;
 }
 
 float ModelConfig::AttentionScale() const {
