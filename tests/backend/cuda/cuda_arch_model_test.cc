@@ -2,13 +2,15 @@
 // (head dim 64, sliding windows of 8 keys, soft-caps; 8 experts of which 3 a token) on the CUDA
 // backend in F32 against the CPU backend, and in prefill chunks against one prefill; the dense
 // ones also in F16 (a half type's bound; the experts' choice may flip on a near-tie in F16, so
-// the mixtures are compared in F32 only).
+// the mixtures are compared in F32 only); decode steps as graphs against op by op, and batched
+// against alone.
 #include <gtest/gtest.h>
 
 #include "backend/cuda/cuda_backend.h"
 #include "modelgen/model_maker.h"
 #include "runtime/model_runner.h"
 #include "runtime/teacher_forced.h"
+#include "support/decode_steps.h"
 #include "support/op_harness.h"
 #include "support/test_env.h"
 
@@ -73,6 +75,44 @@ TEST_P(CudaArchModelTest, GpuEqualsCpuAndChunkedEqualsOneShot) {
         << a.arch << " GPU vs CPU, " << DTypeName(dt);
     EXPECT_NORMALIZED_NEAR(one->data(), chunked->data(), one->size(), bound)
         << a.arch << " chunked vs one-shot, " << DTypeName(dt);
+  }
+}
+
+// Decode steps in F16 recorded as graphs equal the same steps run op by op, and batched equal
+// each sequence alone (the windows move with every step); the mixtures run op by op (their steps
+// read the routing back), so they record no graph.
+TEST_P(CudaArchModelTest, GraphReplayEqualsEagerAndBatchedEqualsAlone) {
+  FORGE_REQUIRE_GPU_OR_SKIP();
+  const Arch& a = GetParam();
+  const std::string path = Make(a, testing::TempDir());
+  auto gpu = MakeCudaBackend();
+  ASSERT_TRUE(gpu.ok());
+  auto m = ModelRunner::Load(path, gpu->get(), {}, {DType::kF16});
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  ModelRunner& model = **m;
+  const int n = 4, steps = 10;
+  auto run = [&](bool batched) {
+    auto cache = KvCache::Create(model.backend(), model.CacheShape(16 * n, 16));
+    EXPECT_TRUE(cache.ok());
+    return testing::DecodeSteps(model, **cache, n, steps, batched);
+  };
+  model.set_graphs_enabled(false);
+  const auto eager = run(true);
+  model.set_graphs_enabled(true);
+  const int64_t replays0 = model.stats().graph_replays;
+  const auto graphed = run(true);
+  const auto alone = run(false);
+  if (a.n_expert == 0) {
+    EXPECT_GE(model.stats().graph_replays - replays0, steps) << "decode steps replayed";
+  } else {
+    EXPECT_EQ(model.stats().graph_replays, replays0) << "a mixture's steps run op by op";
+  }
+  for (int s = 0; s < n; ++s) {
+    const int64_t size = static_cast<int64_t>(eager[s].size());
+    EXPECT_NORMALIZED_NEAR(eager[s].data(), graphed[s].data(), size, 1e-2)
+        << a.arch << " sequence " << s << ": graph vs eager";
+    EXPECT_NORMALIZED_NEAR(alone[s].data(), graphed[s].data(), size, 1e-2)
+        << a.arch << " sequence " << s << ": batched vs alone";
   }
 }
 

@@ -10,6 +10,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "modelgen/model_maker.h"
 #include "runtime/teacher_forced.h"
+#include "support/decode_steps.h"
 #include "support/op_harness.h"
 #include "support/test_env.h"
 
@@ -120,53 +121,6 @@ TEST_P(CudaHalfModelTest, Stories260KTeacherForcedWithinBound) {
   }
 }
 
-// Prefills n sequences (each alone) into `cache`, then decodes `steps` tokens for all of them,
-// batched (one Forward per step) or each alone; returns every decode step's logits by sequence.
-std::vector<std::vector<float>> Decode(ModelRunner& model, KvCache& cache, int n, int steps,
-                                       bool batched) {
-  const int64_t V = model.config().n_vocab;
-  const int bs = 16, per_seq = 16;  // 256 tokens per sequence
-  std::vector<std::vector<int32_t>> tables(n);
-  std::vector<int> len(n);
-  std::vector<float> logits;
-  for (int s = 0; s < n; ++s) {
-    tables[s].resize(per_seq);
-    for (int b = 0; b < per_seq; ++b) tables[s][b] = (b * n + s) * 1;  // interleaved blocks
-    len[s] = 5 + 23 * s;
-    ForwardBatch b;
-    b.block_size = bs;
-    EXPECT_TRUE(b.AddSequence(Tokens(len[s], s), 0, tables[s]).ok());
-    b.Finish();
-    EXPECT_TRUE(model.Forward(b, cache, &logits).ok());
-  }
-  std::vector<std::vector<float>> out(n);
-  for (int step = 0; step < steps; ++step) {
-    auto token = [&](int s) { return static_cast<int32_t>((step * 31 + s * 7 + 1) % V); };
-    if (batched) {
-      ForwardBatch b;
-      b.block_size = bs;
-      for (int s = 0; s < n; ++s) EXPECT_TRUE(b.AddSequence({token(s)}, len[s], tables[s]).ok());
-      b.Finish();
-      Status st = model.Forward(b, cache, &logits);
-      EXPECT_TRUE(st.ok()) << st.ToString();
-      for (int s = 0; s < n; ++s) {
-        out[s].insert(out[s].end(), logits.begin() + s * V, logits.begin() + (s + 1) * V);
-      }
-    } else {
-      for (int s = 0; s < n; ++s) {
-        ForwardBatch b;
-        b.block_size = bs;
-        EXPECT_TRUE(b.AddSequence({token(s)}, len[s], tables[s]).ok());
-        b.Finish();
-        EXPECT_TRUE(model.Forward(b, cache, &logits).ok());
-        out[s].insert(out[s].end(), logits.begin(), logits.end());
-      }
-    }
-    for (int s = 0; s < n; ++s) ++len[s];
-  }
-  return out;
-}
-
 TEST_P(CudaHalfModelTest, GraphReplayEqualsEagerAndBatchedEqualsAlone) {
   FORGE_REQUIRE_GPU_OR_SKIP();
   const std::string path = MakeShape(kShapes[1]);
@@ -177,7 +131,7 @@ TEST_P(CudaHalfModelTest, GraphReplayEqualsEagerAndBatchedEqualsAlone) {
   auto run = [&](ModelRunner& m, bool batched) {
     auto cache = KvCache::Create(m.backend(), m.CacheShape(16 * n, 16));
     EXPECT_TRUE(cache.ok());
-    return Decode(m, **cache, n, steps, batched);
+    return testing::DecodeSteps(m, **cache, n, steps, batched);
   };
   gpu.model->set_graphs_enabled(false);
   const int64_t replays0 = gpu.model->stats().graph_replays;
