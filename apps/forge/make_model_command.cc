@@ -78,11 +78,12 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
   auto* o_eps = cmd->add_option("--rms-eps", ov.rms_eps, "RMSNorm epsilon");
   auto* o_window = cmd->add_option("--sliding-window", ov.sliding_window,
                                    "Gemma: attention.sliding_window (keys)");
-  auto* o_attn_cap = cmd->add_option("--attn-softcap", ov.attn_softcap,
-                                     "Gemma: attn_logit_softcapping");
-  auto* o_final_cap = cmd->add_option("--final-softcap", ov.final_softcap,
-                                      "Gemma: final_logit_softcapping");
-  auto* o_experts = cmd->add_option("--experts", ov.n_expert, "Mixture of experts: experts a layer");
+  auto* o_attn_cap =
+      cmd->add_option("--attn-softcap", ov.attn_softcap, "Gemma: attn_logit_softcapping");
+  auto* o_final_cap =
+      cmd->add_option("--final-softcap", ov.final_softcap, "Gemma: final_logit_softcapping");
+  auto* o_experts =
+      cmd->add_option("--experts", ov.n_expert, "Mixture of experts: experts a layer");
   auto* o_used = cmd->add_option("--experts-used", ov.n_expert_used, "Experts a token");
   auto* o_ff_exp = cmd->add_option("--n-ff-exp", ov.n_ff_exp, "Each expert's FFN width");
   auto* o_ff_shexp =

@@ -38,9 +38,9 @@ void ExpectClientWorks(const std::string& package, const std::string& model,
   }
   ServerProcess server("--api-key k123", ServerProcess::Wait::kHealthy, "cpu", model);
   ASSERT_TRUE(server.ok());
-  const std::string cmd = "NODE_PATH=" + modules + " node " FORGE_SOURCE_DIR
-                          "/tests/server/openai_client.js " + std::to_string(server.port()) +
-                          " k123 " + package + " 2>&1";
+  const std::string cmd = "NODE_PATH=" + modules +
+                          " node " FORGE_SOURCE_DIR "/tests/server/openai_client.js " +
+                          std::to_string(server.port()) + " k123 " + package + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   std::string out;
@@ -64,8 +64,7 @@ void ExpectClientWorks(const std::string& package, const std::string& model,
     // maxLength counts characters (code points), not bytes.
     ASSERT_TRUE(p["name"].is_string()) << person;
     const std::string name = p["name"];
-    EXPECT_LE(std::count_if(name.begin(), name.end(), [](char c) { return (c & 0xC0) != 0x80; }),
-              8)
+    EXPECT_LE(std::count_if(name.begin(), name.end(), [](char c) { return (c & 0xC0) != 0x80; }), 8)
         << person;
     EXPECT_TRUE(p["age"].is_number_integer() && p["age"] >= 0 && p["age"] <= 99) << person;
     EXPECT_EQ(p.size(), 2u) << person;
@@ -78,8 +77,8 @@ void ExpectClientWorks(const std::string& package, const std::string& model,
   EXPECT_EQ(call["type"], "function");
   EXPECT_EQ(call["function"]["name"], "get_weather");
   EXPECT_EQ(call["id"].get<std::string>().rfind("call_", 0), 0u);
-  nlohmann::json args = nlohmann::json::parse(call["function"]["arguments"].get<std::string>(),
-                                              nullptr, false);
+  nlohmann::json args =
+      nlohmann::json::parse(call["function"]["arguments"].get<std::string>(), nullptr, false);
   ASSERT_TRUE(args.is_object()) << call;
   EXPECT_TRUE(args["city"].is_string()) << args;
   if (args.contains("unit")) {
@@ -94,7 +93,6 @@ void ExpectClientWorks(const std::string& package, const std::string& model,
   EXPECT_TRUE(j["second_finish"] == "length" || j["second_finish"] == "stop") << out;
 }
 
-
 TEST_P(ServerOpenAiClientTest, OfficialClientWorks) {
   ExpectClientWorks(GetParam(), "", "stories260K");
 }
@@ -102,7 +100,8 @@ TEST_P(ServerOpenAiClientTest, OfficialClientWorks) {
 INSTANTIATE_TEST_SUITE_P(Packages, ServerOpenAiClientTest,
                          ::testing::Values("openai", "openai-latest"),
                          [](const ::testing::TestParamInfo<std::string>& info) {
-                           return info.param == "openai" ? std::string("v4") : std::string("latest");
+                           return info.param == "openai" ? std::string("v4")
+                                                         : std::string("latest");
                          });
 
 // A Qwen3-MoE-shaped model (8 experts, 2 a token) with Qwen3's real vocabulary and chat template

@@ -13,12 +13,14 @@ struct CpuCopyBandwidth {
 
 // Copies a buffer much larger than the caches several times over `threads` threads (0: as many
 // as the global thread pool runs the ops on) and returns the best rate.
-CpuCopyBandwidth MeasureCpuCopyBandwidth(int64_t buffer_bytes = int64_t{512} << 20, int threads = 0);
+CpuCopyBandwidth MeasureCpuCopyBandwidth(int64_t buffer_bytes = int64_t{512} << 20,
+                                         int threads = 0);
 
 // Reads a buffer much larger than the caches (every byte, summed) over `threads` threads (0: as
 // many as the global thread pool) several times and returns the best rate in bytes read per
 // second: the floor of a decode step, which reads its weights and writes almost nothing.
-CpuCopyBandwidth MeasureCpuReadBandwidth(int64_t buffer_bytes = int64_t{512} << 20, int threads = 0);
+CpuCopyBandwidth MeasureCpuReadBandwidth(int64_t buffer_bytes = int64_t{512} << 20,
+                                         int threads = 0);
 
 }  // namespace forge
 

@@ -17,7 +17,8 @@ Status swiglu_ref(const SwigluParams& p) {
     if (p.act == GluAct::kGeluTanh) {
       for (int64_t i = 0; i < p.dim; ++i) {
         const double x = g[i];
-        const double gelu = 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+        const double gelu =
+            0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
         o[i] = static_cast<float>(gelu * u[i]);
       }
       continue;

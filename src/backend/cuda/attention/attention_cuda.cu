@@ -2,8 +2,8 @@
 // with prefill chunks, then the variant table of attention_dispatch.h), and the generic kernel
 // for any head dim up to 256 (DESIGN.md's named generic dispatch entry): one warp per (query
 // token, head), keys walked in order with an online softmax; each lane holds head_dim / 32
-// elements; soft-capping and sliding windows. Correct for every shape, not fast. Q, K, V and the output may be F32, F16 or BF16;
-// scores and sums are F32.
+// elements; soft-capping and sliding windows. Correct for every shape, not fast. Q, K, V and the
+// output may be F32, F16 or BF16; scores and sums are F32.
 #include <cfloat>
 #include <string_view>
 

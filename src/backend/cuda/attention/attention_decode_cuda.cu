@@ -204,8 +204,8 @@ bool AttentionDecodeFormsRow(const AttentionParams& p) {
 
 bool AttentionDecodeApplies(const AttentionParams& p) {
   const int64_t group = p.n_kv_heads > 0 ? p.n_heads / p.n_kv_heads : 0;
-  return p.n_tokens == p.n_seqs && p.n_seqs > 0 && p.q_type == DType::kF32 &&
-         p.softcap == 0.0f && p.window == 0 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) &&
+  return p.n_tokens == p.n_seqs && p.n_seqs > 0 && p.q_type == DType::kF32 && p.softcap == 0.0f &&
+         p.window == 0 && (p.dtype == DType::kF16 || p.dtype == DType::kBF16) &&
          (p.head_dim == 64 || p.head_dim == 80 || p.head_dim == 96 || p.head_dim == 128) &&
          p.n_heads % p.n_kv_heads == 0 && group >= 1 && group <= decode::kMaxRows &&
          p.block_size > 0;
