@@ -5,6 +5,7 @@
 // Also POST /apply-template, and the embedded page files byte for byte against src/server/web/.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -188,7 +189,15 @@ TEST(ServerStatusTest, StreamPushesEverySecondWithTheRequestsInFlight) {
     EXPECT_GE(row["age_seconds"].get<double>(), 0);
   }
   EXPECT_TRUE(moved) << "tokens so far did not grow across events";
-  EXPECT_GT(events.back()["now"]["output_tokens_per_second"].get<double>(), 0);
+  // The output rate moves while the load runs (some event after the first shows it; the events'
+  // ticks may bunch up on a loaded machine, so not necessarily the last).
+  std::string rates;
+  double best_rate = 0;
+  for (size_t i = 1; i < events.size(); ++i) {
+    rates += events[i]["now"].dump() + "\n";
+    best_rate = std::max(best_rate, events[i]["now"]["output_tokens_per_second"].get<double>());
+  }
+  EXPECT_GT(best_rate, 0) << rates;
   EXPECT_EQ(events.back()["now"]["running"].get<int64_t>(), 1);
 }
 
