@@ -6,29 +6,6 @@
 namespace forge {
 namespace {
 
-// Products that feed an elementwise op or the residual stay F32 (q/k/v, gate/up, the o and down
-// outputs): each rounding to a half type costs accuracy, and these buffers are small next to the
-// weights. Only GEMM inputs (xn, attn, act) and the KV cache are in the step's dtype.
-Status StepMatmul(const StepContext& s, const void* in, const WeightView& w, const float* bias,
-                  void* out, const ActivationForm* q = nullptr) {
-  MatmulParams p{.x = in,
-                 .w = w,
-                 .bias = bias,
-                 .out = out,
-                 .m = s.meta.n_tokens,
-                 .x_type = s.dtype,
-                 .out_type = DType::kF32};
-  if (q != nullptr && TakesForm(s, w, *q)) p.xq = q->data;
-  return s.backend.Matmul(p);
-}
-
-// Tensor parallelism: the row-parallel matmuls' (o and down) partial sums over the rank's heads /
-// features meet in delta.
-Status ReduceDelta(const StepContext& s) {
-  if (s.n_ranks <= 1) return Status::Ok();
-  return s.collective->AllReduceSum(s.rank, s.ws.delta, s.meta.n_tokens * s.config.n_embd);
-}
-
 AddRmsNormParams AddNorm(const StepContext& s, const float* weight) {
   return AddRmsNormParams{.residual = s.ws.x,
                           .delta = s.ws.delta,
@@ -52,6 +29,29 @@ Status HeadNorm(const StepContext& s, float* t, const VectorView& weight, int64_
 }
 
 }  // namespace
+
+// Products that feed an elementwise op or the residual stay F32 (q/k/v, gate/up, the o and down
+// outputs): each rounding to a half type costs accuracy, and these buffers are small next to the
+// weights. Only GEMM inputs (xn, attn, act) and the KV cache are in the step's dtype.
+Status StepMatmul(const StepContext& s, const void* in, const WeightView& w, const float* bias,
+                  void* out, const ActivationForm* q) {
+  MatmulParams p{.x = in,
+                 .w = w,
+                 .bias = bias,
+                 .out = out,
+                 .m = s.meta.n_tokens,
+                 .x_type = s.dtype,
+                 .out_type = DType::kF32};
+  if (q != nullptr && TakesForm(s, w, *q)) p.xq = q->data;
+  return s.backend.Matmul(p);
+}
+
+// Tensor parallelism: the row-parallel matmuls' (o and down) partial sums over the rank's heads /
+// features meet in delta.
+Status ReduceDelta(const StepContext& s) {
+  if (s.n_ranks <= 1) return Status::Ok();
+  return s.collective->AllReduceSum(s.rank, s.ws.delta, s.meta.n_tokens * s.config.n_embd);
+}
 
 // One-token steps: where the backend's matmul of a weight reads its activation row in a form of
 // its own, the op that writes xn or act writes that form too (once, instead of in every matmul

@@ -18,6 +18,14 @@ bool TakesForm(const StepContext& s, const WeightView& w, const ActivationForm& 
 bool AnyTakesForm(const StepContext& s, std::initializer_list<const WeightView*> views,
                   const ActivationForm& form);
 
+// out = in · wᵀ (+ bias) for the step's rows, in F32 (products feeding an elementwise op or the
+// residual stay F32); q: in's one-row form where the op before wrote it (TakesForm), or null.
+Status StepMatmul(const StepContext& s, const void* in, const WeightView& w, const float* bias,
+                  void* out, const ActivationForm* q = nullptr);
+
+// Tensor parallelism: delta's partial sums over the rank's heads / features, all-reduced.
+Status ReduceDelta(const StepContext& s);
+
 // x = the tokens' embeddings (times config.embd_scale); all-reduced under tensor parallelism.
 Status EmbedTokens(const StepContext& s);
 

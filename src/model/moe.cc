@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "model/blocks.h"
+
 namespace forge {
 namespace {
 
@@ -14,6 +16,7 @@ struct Grouping {
   std::vector<int32_t> ids;         // [n_tokens, k] from the device
   std::vector<int32_t> order_back;  // [2, n_tokens * k]: order, then back
   std::vector<int64_t> begin;       // [n_expert + 1]
+  std::vector<int64_t> next;        // scratch: each expert's next grouped row
 };
 
 Status Group(int64_t n_tokens, int64_t k, int64_t n_expert, Grouping& g) {
@@ -29,9 +32,9 @@ Status Group(int64_t n_tokens, int64_t k, int64_t n_expert, Grouping& g) {
   }
   for (int64_t e = 0; e < n_expert; ++e) g.begin[e + 1] += g.begin[e];
   g.order_back.resize(2 * n);
-  std::vector<int64_t> next(g.begin.begin(), g.begin.end() - 1);
+  g.next.assign(g.begin.begin(), g.begin.end() - 1);
   for (int64_t i = 0; i < n; ++i) {  // stable: within an expert, in (token, slot) order
-    const int64_t at = next[g.ids[i]]++;
+    const int64_t at = g.next[g.ids[i]]++;
     g.order_back[at] = static_cast<int32_t>(i / k);
     g.order_back[n + i] = static_cast<int32_t>(at);
   }
@@ -95,12 +98,7 @@ Status MoeBlock(const StepContext& s, int64_t l) {
   const int64_t T = s.meta.n_tokens, E = c.n_expert, K = c.n_expert_used, D = c.n_embd;
   const int64_t F = c.n_ff_exp, n = T * K;
   // The router's logits stay F32: the choice of experts turns on them.
-  RETURN_IF_ERROR(be.Matmul({.x = s.ws.xn,
-                             .w = w.router,
-                             .out = ws.logits,
-                             .m = T,
-                             .x_type = s.dtype,
-                             .out_type = DType::kF32}));
+  RETURN_IF_ERROR(StepMatmul(s, s.ws.xn, w.router, nullptr, ws.logits));
   RETURN_IF_ERROR(be.Route({.logits = ws.logits,
                             .ids = ws.ids,
                             .weights = ws.weights,
@@ -150,12 +148,8 @@ Status MoeBlock(const StepContext& s, int64_t l) {
     const int64_t Fs = c.n_ff_shexp;
     float* sg = s.ws.ff;
     float* su = s.ws.ff + T * Fs;
-    auto dense = [&](const void* x, const WeightView& wt, float* out) {
-      return be.Matmul(
-          {.x = x, .w = wt, .out = out, .m = T, .x_type = s.dtype, .out_type = DType::kF32});
-    };
-    RETURN_IF_ERROR(dense(s.ws.xn, w.shexp_gate, sg));
-    RETURN_IF_ERROR(dense(s.ws.xn, w.shexp_up, su));
+    RETURN_IF_ERROR(StepMatmul(s, s.ws.xn, w.shexp_gate, nullptr, sg));
+    RETURN_IF_ERROR(StepMatmul(s, s.ws.xn, w.shexp_up, nullptr, su));
     RETURN_IF_ERROR(be.Swiglu({.gate = sg,
                                .up = su,
                                .out = s.ws.act,
@@ -164,16 +158,15 @@ Status MoeBlock(const StepContext& s, int64_t l) {
                                .in_type = DType::kF32,
                                .out_type = s.dtype,
                                .act = c.ffn_act}));
-    RETURN_IF_ERROR(dense(s.ws.act, w.shexp_down, ws.shared));
+    RETURN_IF_ERROR(StepMatmul(s, s.ws.act, w.shexp_down, nullptr, ws.shared));
     sum.shared = ws.shared;
     if (w.shexp_router.data != nullptr) {
-      RETURN_IF_ERROR(dense(s.ws.xn, w.shexp_router, ws.shared_gate));
+      RETURN_IF_ERROR(StepMatmul(s, s.ws.xn, w.shexp_router, nullptr, ws.shared_gate));
       sum.shared_gate = ws.shared_gate;
     }
   }
   RETURN_IF_ERROR(be.ExpertSum(sum));
-  if (s.n_ranks <= 1) return Status::Ok();
-  return s.collective->AllReduceSum(s.rank, s.ws.delta, T * D);
+  return ReduceDelta(s);
 }
 
 }  // namespace forge
