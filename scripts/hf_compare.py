@@ -169,7 +169,8 @@ def expert_tensors(sd, p, n_expert, hidden, n_ff):
     raise KeyError('no experts under ' + p + ': ' + ', '.join(k for k in sd if k.startswith(p)))
 
 
-def convert(model, arch, path):
+def convert(model, arch, path, extra=None):
+    """extra: further metadata keys (an embedding model's pooling_type)."""
     if arch.startswith('gemma'):
         return convert_gemma(model, arch, path)
     cfg = model.config
@@ -235,6 +236,7 @@ def convert(model, arch, path):
         factors = base / inv
         if np.abs(factors - 1).max() > 1e-12:
             t.append(('rope_freqs.weight', factors.astype(np.float32)))
+    md.update(extra or {})
     write_gguf(path, md, t)
 
 

@@ -16,5 +16,6 @@ void AddLogitsCommand(CLI::App& app, CommandRunner* runner);
 void AddRunCommand(CLI::App& app, CommandRunner* runner);
 void AddChatCommand(CLI::App& app, CommandRunner* runner);
 void AddServeCommand(CLI::App& app, CommandRunner* runner);
+void AddEmbedCommand(CLI::App& app, CommandRunner* runner);
 
 }  // namespace forge::cli

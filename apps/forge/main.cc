@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   forge::cli::AddRunCommand(app, &runner);
   forge::cli::AddChatCommand(app, &runner);
   forge::cli::AddServeCommand(app, &runner);
+  forge::cli::AddEmbedCommand(app, &runner);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -42,7 +42,7 @@ void PrintPlan(const ModelSpec& spec, const ModelPlan& plan) {
 
 void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
   struct Args {
-    std::string out, preset = "tiny", type, vocab, vocab_from, arch, name;
+    std::string out, preset = "tiny", type, vocab, vocab_from, arch, name, pooling;
     ModelSpec spec;
     ModelSpec o;  // shape overrides, applied when their flag is given
     float peak = -1;
@@ -64,7 +64,8 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
   cmd->add_option("--threads", s.threads, "Threads (default: all)");
   // Shape overrides: applied on top of the preset when given.
   auto* o_arch = cmd->add_option("--arch", args->arch,
-                                 "llama, qwen2, qwen3, gemma2, gemma3, qwen2moe or qwen3moe");
+                                 "llama, qwen2, qwen3, gemma2, gemma3, qwen2moe, qwen3moe, bert "
+                                 "or nomic-bert");
   auto* o_name = cmd->add_option("--name", args->name, "general.name");
   ModelSpec& ov = args->o;
   auto* o_vocab = cmd->add_option("--n-vocab", ov.n_vocab, "Vocabulary size");
@@ -73,6 +74,8 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
   auto* o_head = cmd->add_option("--n-head", ov.n_head, "Query heads");
   auto* o_kv = cmd->add_option("--n-head-kv", ov.n_head_kv, "KV heads (GQA ratio = heads / this)");
   auto* o_ff = cmd->add_option("--n-ff", ov.n_ff, "FFN width");
+  auto* o_head_dim =
+      cmd->add_option("--head-dim", ov.head_dim, "Head dim (default: n_embd / n_head)");
   auto* o_ctx = cmd->add_option("--n-ctx", ov.n_ctx, "Context length");
   auto* o_theta = cmd->add_option("--rope-theta", ov.rope_theta, "RoPE base frequency");
   auto* o_eps = cmd->add_option("--rms-eps", ov.rms_eps, "RMSNorm epsilon");
@@ -88,6 +91,8 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
   auto* o_ff_exp = cmd->add_option("--n-ff-exp", ov.n_ff_exp, "Each expert's FFN width");
   auto* o_ff_shexp =
       cmd->add_option("--n-ff-shexp", ov.n_ff_shexp, "The shared expert's FFN width (qwen2moe)");
+  cmd->add_option("--pooling", args->pooling,
+                  "An embedding model: pooling_type none, mean, cls or last (encoders: mean)");
   cmd->add_flag("--qkv-bias", args->qkv_bias, "Add attn_{q,k,v}.bias");
   cmd->add_flag("--no-qkv-bias", args->no_qkv_bias, "No QKV biases");
   cmd->add_flag("--tied", args->tied, "Tied embeddings (no output.weight)");
@@ -116,6 +121,18 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
       if (o_arch->count()) {
         spec.arch = args->arch;
         spec.qkv_bias = spec.arch == "qwen2" || spec.arch == "qwen2moe";
+        if (spec.arch == "bert" || spec.arch == "nomic-bert") spec.pooling = 1;
+      }
+      if (!args->pooling.empty()) {
+        const char* names[] = {"none", "mean", "cls", "last"};
+        int pooling = -1;
+        for (int i = 0; i < 4; ++i) pooling = args->pooling == names[i] ? i : pooling;
+        if (pooling < 0) {
+          return fail(InvalidArgumentError("--pooling '" + args->pooling +
+                                           "' (expected none, mean, cls or last)"),
+                      2);
+        }
+        spec.pooling = pooling;
       }
       if (o_name->count()) spec.name = args->name;
       const ModelSpec& o = args->o;
@@ -125,6 +142,7 @@ void AddMakeModelCommand(CLI::App& app, CommandRunner* runner) {
       if (o_head->count()) spec.n_head = o.n_head;
       if (o_kv->count()) spec.n_head_kv = o.n_head_kv;
       if (o_ff->count()) spec.n_ff = o.n_ff;
+      if (o_head_dim->count()) spec.head_dim = o.head_dim;
       if (o_ctx->count()) spec.n_ctx = o.n_ctx;
       if (o_theta->count()) spec.rope_theta = o.rope_theta;
       if (o_eps->count()) spec.rms_eps = o.rms_eps;

@@ -189,7 +189,10 @@ int Serve(Args& a) {
     }
   }
   if (source.empty()) {
-    std::fprintf(stderr, "forge serve: the model has no chat template; using ChatML\n");
+    // (An embedding model answers no chat: nothing to say about its template.)
+    if ((*model)->config().pooling == PoolingType::kNone) {
+      std::fprintf(stderr, "forge serve: the model has no chat template; using ChatML\n");
+    }
     source = kChatMl;
   }
   auto tmpl = ChatTemplate::Parse(source);
@@ -229,10 +232,15 @@ int Serve(Args& a) {
     served.template_options.eos_token = (*tokenizer)->TokenToPiece(vocab.eos, true);
   }
   srv.SetModel(&served);
+  std::string kind;
+  if ((*engine)->embeds()) {
+    kind = " (embeddings of " + std::to_string((*engine)->embedding_dim()) + " values, inputs of " +
+           std::to_string((*engine)->max_embed_tokens()) + " tokens at most)";
+  }
   std::fprintf(stderr,
-               "forge serve: ready: model '%s', context %lld, %d sequences, %d tokens a step\n",
-               served.name.c_str(), static_cast<long long>((*engine)->ctx_size()), parallel,
-               opt.max_num_batched_tokens);
+               "forge serve: ready: model '%s'%s, context %lld, %d sequences, %d tokens a step\n",
+               served.name.c_str(), kind.c_str(), static_cast<long long>((*engine)->ctx_size()),
+               parallel, opt.max_num_batched_tokens);
 
   const auto ready = std::chrono::steady_clock::now();
   int sig = 0;

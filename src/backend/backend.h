@@ -16,7 +16,9 @@
 #include "backend/cpu/embedding/embedding.h"
 #include "backend/cpu/expert_sum/expert_sum.h"
 #include "backend/cpu/kv_write/kv_write.h"
+#include "backend/cpu/layernorm/layernorm.h"
 #include "backend/cpu/matmul/matmul.h"
+#include "backend/cpu/pool/pool.h"
 #include "backend/cpu/rmsnorm/rmsnorm.h"
 #include "backend/cpu/rope/rope.h"
 #include "backend/cpu/route/route.h"
@@ -138,6 +140,9 @@ class Backend {
   virtual Status Embedding(const EmbeddingParams& p) = 0;
   virtual Status RmsNorm(const RmsNormParams& p) = 0;
   virtual Status AddRmsNorm(const AddRmsNormParams& p) = 0;
+  virtual Status LayerNorm(const LayerNormParams& p) = 0;
+  // One pooled vector per sequence of the step (pool.h).
+  virtual Status Pool(const PoolParams& p) = 0;
   virtual Status Matmul(const MatmulParams& p) = 0;
   // Bytes of x's one row in the form this backend's matmul of w reads directly (MatmulParams::xq,
   // written by the op producing x: AddRmsNormParams / SwigluParams::out_q), for m activation

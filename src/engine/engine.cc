@@ -90,6 +90,10 @@ StatusOr<std::unique_ptr<Engine>> Engine::Create(ModelRunner& model, const Token
   so.max_num_seqs = options.max_num_seqs;
   so.max_num_batched_tokens = options.max_num_batched_tokens;
   so.enable_prefix_caching = options.enable_prefix_caching;
+  if (model.config().pooling != PoolingType::kNone) {  // encoded whole, nothing kept
+    so.enable_prefix_caching = false;
+    so.whole_prompts = true;
+  }
   so.num_blocks = options.num_kv_blocks;
   if (so.num_blocks == 0) {
     if (options.max_num_seqs <= 0) {
@@ -178,6 +182,27 @@ StatusOr<RequestHandle> Engine::Submit(EngineRequest request) {
                                   " is outside the vocabulary of " + Str(n_vocab_));
     }
   }
+  if (request.embed != embeds()) {
+    const ModelConfig& c = model_.config();
+    if (!embeds()) {
+      return InvalidArgumentError("the model (" + c.arch + ") does not embed: its GGUF has no " +
+                                  c.arch + ".pooling_type");
+    }
+    return InvalidArgumentError(std::string("the model (") + c.arch + ", pooling " +
+                                PoolingName(c.pooling) +
+                                ") embeds: it takes embedding requests, not generation");
+  }
+  if (request.embed) {
+    if (request.n != 1) return InvalidArgumentError("an embedding request has n = 1");
+    if (request.grammar) return InvalidArgumentError("an embedding request has no grammar");
+    if (P > max_embed_tokens()) {
+      return InvalidArgumentError("input of " + Str(P) + " tokens exceeds the " +
+                                  Str(max_embed_tokens()) +
+                                  " an embedding step takes (the model's trained positions and "
+                                  "max_num_batched_tokens)");
+    }
+    request.params = SamplingParams{};
+  }
   RETURN_IF_ERROR(request.params.ValidateForVocab(n_vocab_));
   if (request.n < 1 || request.n > options_.max_num_seqs) {
     return InvalidArgumentError("n=" + Str(request.n) + ": must be in [1, max_num_seqs=" +
@@ -192,7 +217,9 @@ StatusOr<RequestHandle> Engine::Submit(EngineRequest request) {
   const int64_t bs = scheduler_->options().block_size;
   const int64_t pool_tokens = int64_t{num_kv_blocks()} * bs;
   const int32_t max_tokens = request.params.max_tokens;
-  if (max_tokens >= 0) {
+  if (request.embed) {
+    r->max_new = 0;  // within max_embed_tokens: the context and the pool hold it
+  } else if (max_tokens >= 0) {
     if (P + max_tokens > ctx_size_) {
       return InvalidArgumentError("prompt of " + Str(P) +
                                   " tokens + max_tokens=" + Str(max_tokens) +
@@ -218,6 +245,7 @@ StatusOr<RequestHandle> Engine::Submit(EngineRequest request) {
     }
     r->max_new = static_cast<int32_t>(max_context_ - P);
   }
+  r->embed = request.embed;
   r->params = std::move(request.params);
   r->n = request.n;
   r->on_event = std::move(request.on_event);
@@ -264,6 +292,14 @@ bool Engine::Cancel(RequestId id) {
   }
   cv_.notify_all();
   return true;
+}
+
+bool Engine::embeds() const { return model_.config().pooling != PoolingType::kNone; }
+int64_t Engine::embedding_dim() const { return model_.config().n_embd; }
+int64_t Engine::max_embed_tokens() const {
+  int64_t n = options_.max_num_batched_tokens;
+  if (model_.config().n_ctx_train > 0) n = std::min(n, model_.config().n_ctx_train);
+  return std::min(n, max_context_);
 }
 
 bool Engine::HasWork() const {

@@ -65,6 +65,12 @@ class Engine {
   std::vector<InFlightRequest> InFlight() const;
   const EngineOptions& options() const { return options_; }
   int64_t ctx_size() const { return ctx_size_; }
+  // Whether the model embeds (its GGUF names a pooling type): it takes embedding requests only
+  // (EngineRequest::embed), each at most max_embed_tokens() tokens (one step's budget, at most
+  // the model's trained positions), and its vectors have embedding_dim() values.
+  bool embeds() const;
+  int64_t embedding_dim() const;
+  int64_t max_embed_tokens() const;
   int32_t num_kv_blocks() const { return scheduler_->options().num_blocks; }
 
  private:
@@ -80,6 +86,8 @@ class Engine {
   // Samples every logits row of the step: the backend's Sample op for each row, but for a request
   // that forks now, whose samples are drawn on the host from its downloaded row.
   void ProcessOutputs(const StepPlan& plan);
+  // A model that pools: every sequence of the step ends with its vector (logits_ holds them).
+  void EmitEmbeddings(const StepPlan& plan);
   // Samples the first token of every sample of a request that forks, and forks it.
   void SampleAndFork(Request* r, std::span<const float> logits);
   SampleContext ContextOf(Request* r, int32_t sample) const;

@@ -33,7 +33,11 @@ Status Engine::Step() {
     status = RunPlan(plan);
     if (status.ok()) {
       scheduler_->OnStepDone(plan);
-      ProcessOutputs(plan);
+      if (embeds()) {
+        EmitEmbeddings(plan);
+      } else {
+        ProcessOutputs(plan);
+      }
     } else {
       FailPlan(plan, status);
     }
@@ -116,7 +120,8 @@ Status Engine::RunPlan(const StepPlan& plan) {
     status = CopyKvBlocks(model_.backend(r), *cache_, plan.copies, r);
   }
   if (status.ok()) {
-    status = model_.Forward(batch, *cache_, options_.logits_hook ? &logits_ : nullptr);
+    // A model that pools: its vectors come to the host (EmitEmbeddings).
+    status = model_.Forward(batch, *cache_, options_.logits_hook || embeds() ? &logits_ : nullptr);
   }
   backend.MarkBusyEnd();
   return status;
@@ -235,6 +240,24 @@ void Engine::ProcessOutputs(const StepPlan& plan) {
     } else {
       AcceptToken(p.request, p.sample, ToSampleResult(sample_out_[i], p.request->params));
     }
+  }
+}
+
+void Engine::EmitEmbeddings(const StepPlan& plan) {
+  const int64_t dim = embedding_dim();
+  size_t row = 0;
+  for (const ScheduledSeq& item : plan.seqs) {
+    if (!item.wants_logits) continue;  // (whole prompts: every sequence of the step)
+    const Owner owner = seq_owner_.at(item.seq->id);
+    Request* r = owner.request;
+    RequestEvent ev;
+    ev.request_id = r->id;
+    ev.sample = owner.sample;
+    ev.embedding.assign(logits_.begin() + row * dim, logits_.begin() + (row + 1) * dim);
+    ev.finish = FinishReason::kStop;
+    ++row;
+    FinishSample(r, owner.sample, &ev);
+    Emit(r, std::move(ev));
   }
 }
 

@@ -43,6 +43,12 @@ struct EngineRequest {
   // to another thread: the step waits for it), never call Step() from it (Submit and Cancel are
   // fine). When unset, events go to RequestHandle::events.
   std::function<void(RequestEvent)> on_event;
+  // Encode the prompt instead of continuing it (a model that embeds: Engine::embeds()): one step
+  // over the whole prompt, never chunked or taken from the prefix cache, then a single finished
+  // event whose `embedding` is the pooled vector; params other than max_tokens are not used and
+  // the KV blocks are released after the step. Engine::Submit refuses an embedding request to a
+  // model that does not embed and a generation request to one that does.
+  bool embed = false;
 };
 
 struct RequestUsage {
@@ -68,6 +74,9 @@ struct RequestEvent {
   std::vector<int32_t> tokens;         // new token ids (a stop token included)
   std::vector<SampleResult> logprobs;  // one per token when params.logprobs
   std::string text;                    // new final text: valid UTF-8, no stop string
+  // An embedding request's pooled vector [Engine::embedding_dim()], L2-normalized (the event
+  // that finishes it; finish kStop).
+  std::vector<float> embedding;
   bool finished = false;
   // When finished: kStop / kLength, or kNone with a non-OK status (kCancelled when cancelled,
   // another code when the request failed).

@@ -24,6 +24,7 @@ struct Engine::Request {
   Clock::time_point submitted, scheduled;
   bool was_scheduled = false;
   bool forked = false;  // n == 1, or the prompt's sequence has forked into n
+  bool embed = false;   // encoded, not continued (EngineRequest::embed)
 
   struct Sample {
     uint64_t seq = 0;  // its sequence (0 until forked off the first sample's)

@@ -1,6 +1,7 @@
 // The architecture table.
 #include "model/architecture.h"
 
+#include "model/bert.h"
 #include "model/gemma.h"
 #include "model/llama.h"
 
@@ -9,7 +10,8 @@ namespace {
 
 // One row per supported architecture (traits left out are false). qwen2, qwen3, their
 // mixture-of-experts forms and phi3 run llama's layer with their traits (an FFN of experts where
-// the file has them: moe.h); gemma2 and gemma3 the Gemma layer (gemma.h).
+// the file has them: moe.h); gemma2 and gemma3 the Gemma layer (gemma.h); bert and nomic-bert
+// the encoder layer (bert.h).
 constexpr Architecture kArchitectures[] = {
     {.name = "llama",  // Mixtral: llama with experts
      .rope = RopeStyle::kAdjacent,
@@ -58,6 +60,19 @@ constexpr Architecture kArchitectures[] = {
      .ffn_act = GluAct::kGeluTanh,
      .configure = ConfigureGemma3,
      .forward = GemmaForward},
+    {.name = "bert",
+     .rope = RopeStyle::kNeox,
+     .qkv_bias = true,
+     .ffn_act = GluAct::kGeluErf,
+     .encoder = true,
+     .configure = ConfigureBert,
+     .forward = BertForward},
+    {.name = "nomic-bert",
+     .rope = RopeStyle::kNeox,
+     .fused_qkv = true,
+     .encoder = true,
+     .configure = ConfigureBert,
+     .forward = BertForward},
 };
 
 }  // namespace

@@ -24,6 +24,10 @@ struct Architecture {
   bool qkv_bias = false, qk_norm = false, fused_qkv = false, fused_gate_up = false;
   bool post_norms = false;
   GluAct ffn_act = GluAct::kSilu;
+  // Encoders (BERT's layout: learned or rotary positions, LayerNorm after each sublayer, biases;
+  // bert.h): their attention sees every key of the sequence unless the file's attention.causal
+  // says otherwise, and they must name a pooling type.
+  bool encoder = false;
   // Mixture of experts: the weights normalized unless the file's expert_weights_norm says
   // otherwise; whether the file must have experts (qwen2moe, qwen3moe) or may (llama: Mixtral).
   bool expert_weights_norm = false;

@@ -161,21 +161,24 @@ Status AttentionBlock(const StepContext& s, int64_t l, const ActivationForm* xn_
   rope_k.x = k;
   rope_k.n_heads = lc.n_head_kv;
   rope_k.token_stride = k_stride;
-  RETURN_IF_ERROR(s.backend.RopeKvWrite({.q = rope_q,
-                                         .k = rope_k,
-                                         .kv = {.k = k,
-                                                .v = v,
-                                                .k_stride = k_stride,
-                                                .v_stride = v_stride,
-                                                .slot_mapping = m.slots,
-                                                .n_tokens = T,
-                                                .n_kv_heads = lc.n_head_kv,
-                                                .head_dim = c.head_dim,
-                                                .num_slots = s.kv.num_blocks * s.kv.block_size,
-                                                .k_cache = k_cache,
-                                                .v_cache = v_cache,
-                                                .dtype = s.dtype,
-                                                .src_type = DType::kF32}}));
+  const KvWriteParams kv_write{.k = k,
+                               .v = v,
+                               .k_stride = k_stride,
+                               .v_stride = v_stride,
+                               .slot_mapping = m.slots,
+                               .n_tokens = T,
+                               .n_kv_heads = lc.n_head_kv,
+                               .head_dim = c.head_dim,
+                               .num_slots = s.kv.num_blocks * s.kv.block_size,
+                               .k_cache = k_cache,
+                               .v_cache = v_cache,
+                               .dtype = s.dtype,
+                               .src_type = DType::kF32};
+  if (c.rope_dims == 0) {  // learned positions (BERT): nothing to rotate
+    RETURN_IF_ERROR(s.backend.KvWrite(kv_write));
+  } else {
+    RETURN_IF_ERROR(s.backend.RopeKvWrite({.q = rope_q, .k = rope_k, .kv = kv_write}));
+  }
   AttentionParams ap{.q = q,
                      .q_stride = q_stride,
                      .k_cache = k_cache,
@@ -198,9 +201,10 @@ Status AttentionBlock(const StepContext& s, int64_t l, const ActivationForm* xn_
                      .window = lc.sliding_window,
                      .dtype = s.dtype,
                      .q_type = DType::kF32};
+  ap.causal = c.causal;
   if (TakesForm(s, w.wo, ws.attn_q)) ap.out_q = ws.attn_q.data;
   RETURN_IF_ERROR(s.backend.Attention(ap));
-  RETURN_IF_ERROR(StepMatmul(s, ws.attn, w.wo, nullptr, ws.delta, &ws.attn_q));
+  RETURN_IF_ERROR(StepMatmul(s, ws.attn, w.wo, w.bo.data, ws.delta, &ws.attn_q));
   return ReduceDelta(s);
 }
 
@@ -210,9 +214,24 @@ Status FfnBlock(const StepContext& s, int64_t l) {
   const int64_t n_ff = s.config.layers[l].n_ff;
   const StepWorkspace& ws = s.ws;
   const int64_t T = s.meta.n_tokens;
-  // Stacked: one matmul, rows [T, gate | up]; else [T, gate] then [T, up].
+  // Stacked: one matmul, rows [T, gate | up]; else [T, gate] then [T, up]. Ungated (BERT):
+  // act(up) alone.
   float* gate = ws.ff;
   const bool stacked = w.w_gate_up.data != nullptr;
+  if (!stacked && w.w_gate.data == nullptr) {
+    SwigluParams act{.gate = gate,
+                     .up = nullptr,
+                     .out = ws.act,
+                     .n_tokens = T,
+                     .dim = n_ff,
+                     .in_type = DType::kF32,
+                     .out_type = s.dtype,
+                     .act = s.config.ffn_act};
+    RETURN_IF_ERROR(StepMatmul(s, ws.xn, w.w_up, w.b_up.data, gate, &ws.xn_q));
+    RETURN_IF_ERROR(s.backend.Swiglu(act));
+    RETURN_IF_ERROR(StepMatmul(s, ws.act, w.w_down, w.b_down.data, ws.delta));
+    return ReduceDelta(s);
+  }
   float* up = stacked ? gate + n_ff : gate + T * n_ff;
   const int64_t ff_stride = stacked ? 2 * n_ff : 0;
   SwigluParams glu{.gate = gate,
@@ -230,11 +249,29 @@ Status FfnBlock(const StepContext& s, int64_t l) {
     RETURN_IF_ERROR(StepMatmul(s, ws.xn, w.w_gate_up, nullptr, gate, &ws.xn_q));
   } else {
     RETURN_IF_ERROR(StepMatmul(s, ws.xn, w.w_gate, nullptr, gate, &ws.xn_q));
-    RETURN_IF_ERROR(StepMatmul(s, ws.xn, w.w_up, nullptr, up, &ws.xn_q));
+    RETURN_IF_ERROR(StepMatmul(s, ws.xn, w.w_up, w.b_up.data, up, &ws.xn_q));
   }
   RETURN_IF_ERROR(s.backend.Swiglu(glu));
-  RETURN_IF_ERROR(StepMatmul(s, ws.act, w.w_down, nullptr, ws.delta, &ws.act_q));
+  RETURN_IF_ERROR(StepMatmul(s, ws.act, w.w_down, w.b_down.data, ws.delta, &ws.act_q));
   return ReduceDelta(s);
+}
+
+Status PoolHidden(const StepContext& s, const float* hidden) {
+  const StepMeta& m = s.meta;
+  if (m.n_out == 0) return Status::Ok();
+  if (s.n_ranks > 1) return UnimplementedError("embedding models run on one device");
+  if (m.n_out != m.n_seqs) {
+    return InvalidArgumentError(
+        "a model that pools gives one vector per sequence: " + std::to_string(m.n_out) +
+        " output rows for " + std::to_string(m.n_seqs) + " sequences");
+  }
+  return s.backend.Pool({.x = hidden,
+                         .cu_seqlens = m.cu_seqlens,
+                         .out = s.ws.logits,
+                         .n_seqs = m.n_seqs,
+                         .dim = s.config.n_embd,
+                         .type = s.config.pooling,
+                         .normalize = true});
 }
 
 // Tensor parallelism: the rank's vocabulary rows into [n_out, vocab_pad] (the runner gathers
@@ -242,6 +279,17 @@ Status FfnBlock(const StepContext& s, int64_t l) {
 Status OutputLogits(const StepContext& s) {
   const StepMeta& m = s.meta;
   if (m.n_out == 0) return Status::Ok();
+  if (s.config.pooling != PoolingType::kNone) {  // a decoder that embeds: its normed states
+    const int64_t n = m.n_tokens * s.config.n_embd;
+    RETURN_IF_ERROR(s.backend.Add({.a = s.ws.x, .b = s.ws.delta, .out = s.ws.x, .n = n}));
+    RETURN_IF_ERROR(s.backend.RmsNorm({.x = s.ws.x,
+                                       .weight = s.weights.output_norm.data,
+                                       .out = s.ws.delta,
+                                       .n_rows = m.n_tokens,
+                                       .dim = s.config.n_embd,
+                                       .eps = s.config.rms_eps}));
+    return PoolHidden(s, s.ws.delta);
+  }
   RETURN_IF_ERROR(s.backend.AddRmsNorm(AddNorm(s, s.weights.output_norm.data)));
   RETURN_IF_ERROR(s.backend.GatherRows({.src = s.ws.xn,
                                         .indices = m.out_idx,

@@ -50,7 +50,12 @@ Status AttentionBlock(const StepContext& s, int64_t l, const ActivationForm* xn_
 Status FfnBlock(const StepContext& s, int64_t l);
 
 // The final norm (after delta joins the residual), the rows whose logits are wanted, and the LM
-// head (soft-capped at config.final_softcap when set); a no-op for steps that want no logits.
+// head (soft-capped at config.final_softcap when set); a no-op for steps that want no logits. In
+// a model that pools (config.pooling), the normed states pooled instead (PoolHidden).
 Status OutputLogits(const StepContext& s);
+
+// A model that pools: one L2-normalized vector per sequence of the step from `hidden` [n_tokens,
+// n_embd] F32, into ws.logits [n_seqs, n_embd]; the step's output rows must be its sequences.
+Status PoolHidden(const StepContext& s, const float* hidden);
 
 }  // namespace forge

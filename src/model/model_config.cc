@@ -84,8 +84,7 @@ StatusOr<std::vector<int64_t>> GetLayerDims(const GgufFile& f, const std::string
 
 }  // namespace
 
-StatusOr<float> GetPositiveF32(const GgufFile& f, const std::string& key, float def,
-                               float below) {
+StatusOr<float> GetPositiveF32(const GgufFile& f, const std::string& key, float def, float below) {
   ASSIGN_OR_RETURN(float v, f.GetF32Or(key, def));
   if (!std::isfinite(v) || !(v > 0) || !(v < below)) {
     char buf[64];
@@ -147,6 +146,35 @@ Status CheckRopeFreqs(const GgufFile& f) {
 }
 
 // The mixture-of-experts keys as llama.cpp writes them.
+// Embedding models: the pooling type, causality and (encoders) the LayerNorm epsilon.
+Status ReadPooling(const GgufFile& f, const Architecture& arch, ModelConfig& c) {
+  const std::string a = c.arch + ".";
+  c.encoder = arch.encoder;
+  ASSIGN_OR_RETURN(c.causal, f.GetBoolOr(a + "attention.causal", !arch.encoder));
+  ASSIGN_OR_RETURN(uint32_t pooling, f.GetU32Or(a + "pooling_type", 0));
+  if (pooling == 4) {
+    return UnimplementedError(a + "pooling_type 4 (rank): reranking models are not supported yet");
+  }
+  if (pooling > 4) {
+    return InvalidArgumentError(a + "pooling_type " + std::to_string(pooling) +
+                                " is not one of 0 (none), 1 (mean), 2 (cls), 3 (last), 4 (rank)");
+  }
+  c.pooling = static_cast<PoolingType>(pooling);
+  if (arch.encoder) {
+    if (c.pooling == PoolingType::kNone) {
+      return NotFoundError(a + "pooling_type is missing or 0: an encoder's output is pooled " +
+                           "vectors, and the file must say how (1 mean, 2 cls, 3 last)");
+    }
+    ASSIGN_OR_RETURN(c.rms_eps,
+                     GetPositiveF32(f, a + "attention.layer_norm_epsilon", 1e-12f, 1.0f));
+  }
+  if (!c.causal && !arch.encoder) {
+    return UnimplementedError(a + "attention.causal is false: Forge runs " + c.arch +
+                              " as a causal decoder only");
+  }
+  return Status::Ok();
+}
+
 Status ReadExperts(const GgufFile& f, const Architecture& arch, ModelConfig& c) {
   const std::string a = c.arch + ".";
   ASSIGN_OR_RETURN(uint32_t experts, f.GetU32Or(a + "expert_count", 0));
@@ -204,6 +232,10 @@ std::string ModelConfig::Summary() const {
                 (long long)n_head, (long long)n_head_kv, (long long)head_dim, (long long)n_ff,
                 rope_style == RopeStyle::kNeox ? "neox" : "adjacent", rope_theta);
   std::string s = buf;
+  if (rope_dims == 0) s = s.substr(0, s.find(", rope ")) + ", learned positions";
+  if (pooling != PoolingType::kNone) {
+    s += std::string(causal ? ", causal" : ", bidirectional") + ", pooling " + PoolingName(pooling);
+  }
   if (n_expert > 0) {
     std::snprintf(buf, sizeof(buf), ", %lld experts (%lld a token) of %lld", (long long)n_expert,
                   (long long)n_expert_used, (long long)n_ff_exp);
@@ -323,6 +355,7 @@ StatusOr<ModelConfig> LoadModelConfig(const GgufFile& f) {
   c.post_norms = architecture->post_norms;
   c.ffn_act = architecture->ffn_act;
   RETURN_IF_ERROR(ReadExperts(f, *architecture, c));
+  RETURN_IF_ERROR(ReadPooling(f, *architecture, c));
   c.rope_freq_factors = f.FindTensor("rope_freqs.weight") != nullptr;
   RETURN_IF_ERROR(CheckRopeFreqs(f));
   c.tied_embeddings = f.FindTensor("output.weight") == nullptr;

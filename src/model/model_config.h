@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/cpu/pool/pool.h"
 #include "backend/cpu/rope/rope.h"
 #include "backend/cpu/route/route.h"
 #include "backend/cpu/swiglu/swiglu.h"
@@ -40,7 +41,7 @@ struct ModelConfig {
   int64_t head_dim = 0;    // attention.key_length, default n_embd / n_head
   int64_t n_ff = 0;
   int64_t n_ctx_train = 0;
-  float rms_eps = 1e-5f;
+  float rms_eps = 1e-5f;  // the norms' epsilon (LayerNorm's in an encoder)
   // RoPE.
   RopeStyle rope_style = RopeStyle::kAdjacent;
   int64_t rope_dims = 0;
@@ -67,9 +68,16 @@ struct ModelConfig {
   ExpertGating expert_gating = ExpertGating::kSoftmax;
   bool expert_weights_norm = false;  // the chosen experts' weights divided by their sum
   float expert_weights_scale = 1.0f;
+  // Embedding models (the GGUF's pooling_type): the forward's output is one pooled, L2-normalized
+  // vector of n_embd per sequence instead of logits; kNone: a model that generates.
+  PoolingType pooling = PoolingType::kNone;
+  bool causal = true;  // attention.causal: false for encoders (every query sees every key)
+  bool encoder = false;  // BERT's layout (Architecture::encoder; bert.h)
   std::vector<LayerConfig> layers;  // [n_layer]
 
   int64_t q_dim() const { return n_head * head_dim; }
+  // Values per output row of a step: n_embd for a model that pools, else n_vocab.
+  int64_t OutputWidth() const { return pooling != PoolingType::kNone ? n_embd : n_vocab; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }
   float AttentionScale() const;
   std::string Summary() const;

@@ -85,7 +85,8 @@ class Binder {
 Status BindExperts(Binder& b, const ModelConfig& c, const std::string& p, LayerWeights& lw) {
   const int64_t E = c.n_expert, F = c.n_ff_exp, D = c.n_embd;
   if (b.Has(p + "ffn_gate.0.weight")) {
-    return UnimplementedError(p + "ffn_gate.0.weight: experts stored one tensor each (an old "
+    return UnimplementedError(p +
+                              "ffn_gate.0.weight: experts stored one tensor each (an old "
                               "Mixtral conversion); Forge reads the stacked ffn_*_exps tensors");
   }
   ASSIGN_OR_RETURN(lw.router, b.Matrix(p + "ffn_gate_inp.weight", E, D));
@@ -104,16 +105,82 @@ Status BindExperts(Binder& b, const ModelConfig& c, const std::string& p, LayerW
   ASSIGN_OR_RETURN(lw.shexp_down, b.Matrix(p + "ffn_down_shexp.weight", D, S));
   ASSIGN_OR_RETURN(VectorView g, b.Vector(p + "ffn_gate_inp_shexp.weight", D, false));
   if (g.data != nullptr) {
-    lw.shexp_router = WeightView{GgmlType::kF32, 1, D, D * 4,
-                                 reinterpret_cast<const uint8_t*>(g.data)};
+    lw.shexp_router =
+        WeightView{GgmlType::kF32, 1, D, D * 4, reinterpret_cast<const uint8_t*>(g.data)};
   }
   return Status::Ok();
+}
+
+// An encoder's tensors (BERT's names): no output head or final norm; every layer's matrices with
+// their biases (optional, as converters write them) and two LayerNorms.
+StatusOr<ModelWeights> BindEncoder(Binder& b, const ModelConfig& c) {
+  ModelWeights w;
+  const int64_t D = c.n_embd;
+  ASSIGN_OR_RETURN(w.token_embd, b.Matrix("token_embd.weight", c.n_vocab, D));
+  if (c.rope_dims == 0) {
+    ASSIGN_OR_RETURN(w.position_embd, b.Matrix("position_embd.weight", c.n_ctx_train, D));
+  }
+  if (b.Has("token_types.weight")) {
+    ASSIGN_OR_RETURN(const GgufTensorInfo* t, b.Find("token_types.weight", true));
+    if (t->dims.size() != 2 || t->dims[0] != D || t->dims[1] < 1) {
+      return InvalidArgumentError("token_types.weight: shape " + t->ShapeString() + ", expected [" +
+                                  std::to_string(D) + ", n_types]");
+    }
+    if (t->type != GgmlType::kF32) {
+      return UnimplementedError("token_types.weight: type " + std::string(TypeName(t->type)) +
+                                ", expected F32");
+    }
+    w.token_type0 = {reinterpret_cast<const float*>(t->data), D};  // type 0: every token's
+  }
+  ASSIGN_OR_RETURN(w.embd_norm, b.Vector("token_embd_norm.weight", D));
+  ASSIGN_OR_RETURN(w.embd_norm_b, b.Vector("token_embd_norm.bias", D));
+  const int64_t q = c.q_dim(), kv = c.kv_dim();
+  for (int64_t l = 0; l < c.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    const int64_t F = c.layers[l].n_ff;
+    LayerWeights lw;
+    if (b.Has(p + "attn_qkv.weight")) {
+      ASSIGN_OR_RETURN(WeightView qkv, b.Matrix(p + "attn_qkv.weight", q + 2 * kv, D));
+      lw.wq = qkv.Rows(0, q);
+      lw.wk = qkv.Rows(q, kv);
+      lw.wv = qkv.Rows(q + kv, kv);
+      ASSIGN_OR_RETURN(VectorView bqkv, b.Vector(p + "attn_qkv.bias", q + 2 * kv, false));
+      if (bqkv.data != nullptr) {
+        lw.bq = {bqkv.data, q};
+        lw.bk = {bqkv.data + q, kv};
+        lw.bv = {bqkv.data + q + kv, kv};
+      }
+    } else {
+      ASSIGN_OR_RETURN(lw.wq, b.Matrix(p + "attn_q.weight", q, D));
+      ASSIGN_OR_RETURN(lw.wk, b.Matrix(p + "attn_k.weight", kv, D));
+      ASSIGN_OR_RETURN(lw.wv, b.Matrix(p + "attn_v.weight", kv, D));
+      ASSIGN_OR_RETURN(lw.bq, b.Vector(p + "attn_q.bias", q, false));
+      ASSIGN_OR_RETURN(lw.bk, b.Vector(p + "attn_k.bias", kv, false));
+      ASSIGN_OR_RETURN(lw.bv, b.Vector(p + "attn_v.bias", kv, false));
+    }
+    ASSIGN_OR_RETURN(lw.wo, b.Matrix(p + "attn_output.weight", D, q));
+    ASSIGN_OR_RETURN(lw.bo, b.Vector(p + "attn_output.bias", D, false));
+    ASSIGN_OR_RETURN(lw.attn_out_norm, b.Vector(p + "attn_output_norm.weight", D));
+    ASSIGN_OR_RETURN(lw.attn_out_norm_b, b.Vector(p + "attn_output_norm.bias", D));
+    if (b.Has(p + "ffn_gate.weight")) {
+      ASSIGN_OR_RETURN(lw.w_gate, b.Matrix(p + "ffn_gate.weight", F, D));
+    }
+    ASSIGN_OR_RETURN(lw.w_up, b.Matrix(p + "ffn_up.weight", F, D));
+    ASSIGN_OR_RETURN(lw.b_up, b.Vector(p + "ffn_up.bias", F, false));
+    ASSIGN_OR_RETURN(lw.w_down, b.Matrix(p + "ffn_down.weight", D, F));
+    ASSIGN_OR_RETURN(lw.b_down, b.Vector(p + "ffn_down.bias", D, false));
+    ASSIGN_OR_RETURN(lw.out_norm, b.Vector(p + "layer_output_norm.weight", D));
+    ASSIGN_OR_RETURN(lw.out_norm_b, b.Vector(p + "layer_output_norm.bias", D));
+    w.layers.push_back(lw);
+  }
+  return w;
 }
 
 }  // namespace
 
 StatusOr<ModelWeights> BindModelWeights(const GgufFile& f, const ModelConfig& c) {
   Binder b(f);
+  if (c.encoder) return BindEncoder(b, c);
   ModelWeights w;
   ASSIGN_OR_RETURN(w.token_embd, b.Matrix("token_embd.weight", c.n_vocab, c.n_embd));
   ASSIGN_OR_RETURN(w.output_norm, b.Vector("output_norm.weight", c.n_embd));
@@ -178,8 +245,8 @@ StatusOr<ModelWeights> BindModelWeights(const GgufFile& f, const ModelConfig& c)
 }
 
 std::vector<const WeightView*> LayerMatrices(const LayerWeights& l) {
-  std::vector<const WeightView*> v = {&l.wq,   &l.wk,         &l.wv,         &l.wo,
-                                      &l.w_gate, &l.w_up,     &l.w_down,     &l.router,
+  std::vector<const WeightView*> v = {&l.wq,         &l.wk,       &l.wv,         &l.wo,
+                                      &l.w_gate,     &l.w_up,     &l.w_down,     &l.router,
                                       &l.shexp_gate, &l.shexp_up, &l.shexp_down, &l.shexp_router};
   for (const auto* experts : {&l.gate_exps, &l.up_exps, &l.down_exps}) {
     for (const WeightView& e : *experts) v.push_back(&e);
@@ -313,6 +380,10 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
   ASSIGN_OR_RETURN(d.output, weight(host.output));
   ASSIGN_OR_RETURN(d.output_norm, vec(host.output_norm));
   ASSIGN_OR_RETURN(d.rope_freqs, vec(host.rope_freqs));
+  ASSIGN_OR_RETURN(d.position_embd, weight(host.position_embd));
+  ASSIGN_OR_RETURN(d.token_type0, vec(host.token_type0));
+  ASSIGN_OR_RETURN(d.embd_norm, vec(host.embd_norm));
+  ASSIGN_OR_RETURN(d.embd_norm_b, vec(host.embd_norm_b));
   for (const LayerWeights& l : host.layers) {
     LayerWeights o;
     ASSIGN_OR_RETURN(o.attn_norm, vec(l.attn_norm));
@@ -361,6 +432,15 @@ StatusOr<ModelWeights> PrepareModelWeights(const ModelWeights& host, Backend& ba
       ASSIGN_OR_RETURN(o.w_up, weight(l.w_up));
     }
     ASSIGN_OR_RETURN(o.w_down, weight(l.w_down));
+    for (auto [src, dst] : {std::pair{&l.bo, &o.bo},
+                            {&l.b_up, &o.b_up},
+                            {&l.b_down, &o.b_down},
+                            {&l.attn_out_norm, &o.attn_out_norm},
+                            {&l.attn_out_norm_b, &o.attn_out_norm_b},
+                            {&l.out_norm, &o.out_norm},
+                            {&l.out_norm_b, &o.out_norm_b}}) {
+      ASSIGN_OR_RETURN(*dst, vec(*src));
+    }
     // Experts: the stacked tensors whole (one allocation each), then each expert's view in them.
     ASSIGN_OR_RETURN(o.router, weight(l.router));
     for (auto [all, views, out] : {std::tuple{&l.gate_exps_all, &l.gate_exps, &o.gate_exps},

@@ -41,6 +41,10 @@ struct LayerWeights {
   // n_embd] tensor (wqk, bqk) and v apart.
   WeightView wqkv, w_gate_up, wqk;
   VectorView bqkv, bqk;
+  // Encoders (BERT's layout): the output projections' biases, and the LayerNorms (weight, bias)
+  // after the attention and after the FFN. Their FFN is w_up then w_down (w_gate too where gated).
+  VectorView bo, b_up, b_down;
+  VectorView attn_out_norm, attn_out_norm_b, out_norm, out_norm_b;
 };
 
 struct ModelWeights {
@@ -49,6 +53,11 @@ struct ModelWeights {
   VectorView output_norm;
   WeightView output;      // token_embd when the embeddings are tied
   VectorView rope_freqs;  // [rope_dims / 2] or empty
+  // Encoders: learned positions [n_ctx_train, n_embd] (empty with rotary ones), token type 0's
+  // embedding [n_embd] (empty when the model has none) and the embeddings' LayerNorm.
+  WeightView position_embd;
+  VectorView token_type0;
+  VectorView embd_norm, embd_norm_b;
 };
 
 // Binds every tensor; a missing tensor or a wrong shape names the tensor, expected and found.

@@ -36,7 +36,11 @@ void SetMetadata(const ModelSpec& s, const MetadataList& vocab, const WeightInit
   w.Set(a + "feed_forward_length", u32(s.n_ff));
   w.Set(a + "attention.head_count", u32(s.n_head));
   w.Set(a + "attention.head_count_kv", u32(s.n_head_kv));
-  w.Set(a + "rope.dimension_count", u32(s.n_embd / s.n_head));
+  w.Set(a + "rope.dimension_count", u32(HeadDim(s)));
+  if (s.head_dim > 0) {
+    w.Set(a + "attention.key_length", u32(s.head_dim));
+    w.Set(a + "attention.value_length", u32(s.head_dim));
+  }
   w.Set(a + "rope.freq_base", GgufValue::F32(s.rope_theta));
   w.Set(a + "attention.layer_norm_rms_epsilon", GgufValue::F32(s.rms_eps));
   w.Set(a + "vocab_size", u32(s.n_vocab));
@@ -46,6 +50,12 @@ void SetMetadata(const ModelSpec& s, const MetadataList& vocab, const WeightInit
     w.Set(a + "expert_used_count", u32(s.n_expert_used));
     w.Set(a + "expert_feed_forward_length", u32(s.n_ff_exp));
     if (s.n_ff_shexp > 0) w.Set(a + "expert_shared_feed_forward_length", u32(s.n_ff_shexp));
+  }
+  if (s.pooling != 0) w.Set(a + "pooling_type", u32(s.pooling));
+  if (s.arch == "bert" || s.arch == "nomic-bert") {
+    w.Set(a + "attention.causal", GgufValue::Bool(false));
+    w.Set(a + "attention.layer_norm_epsilon", GgufValue::F32(s.rms_eps));
+    w.Set("tokenizer.ggml.token_type_count", u32(2));
   }
   if (s.attn_softcap > 0) w.Set(a + "attn_logit_softcapping", GgufValue::F32(s.attn_softcap));
   if (s.final_softcap > 0) w.Set(a + "final_logit_softcapping", GgufValue::F32(s.final_softcap));

@@ -59,6 +59,21 @@ const std::vector<Preset>& Presets() {
          s.rope_theta = 500000.0f, s.rms_eps = 1e-5f, s.tied_embeddings = true;
          s.vocab = VocabKind::kBpeLlama3;
        }},
+      // Embedding models: bge-large-en-v1.5 (BERT-large, CLS pooling) and Qwen3-Embedding-0.6B
+      // (last-token pooling; 16 heads of 128 over a width of 1024).
+      {"bge-large",
+       [](ModelSpec& s) {
+         s.arch = "bert", s.name = "bge-large-shaped", s.n_vocab = 30522, s.n_embd = 1024;
+         s.n_layer = 24, s.n_head = 16, s.n_head_kv = 16, s.n_ff = 4096, s.n_ctx = 512;
+         s.rms_eps = 1e-12f, s.pooling = 2;
+       }},
+      {"qwen3-embedding-0.6b",
+       [](ModelSpec& s) {
+         s.arch = "qwen3", s.name = "qwen3-embedding-0.6b-shaped", s.n_vocab = 151669;
+         s.n_embd = 1024, s.n_layer = 28, s.n_head = 16, s.n_head_kv = 8, s.head_dim = 128;
+         s.n_ff = 3072, s.n_ctx = 32768, s.rope_theta = 1000000.0f, s.rms_eps = 1e-6f;
+         s.tied_embeddings = true, s.pooling = 3, s.vocab = VocabKind::kBpeQwen2;
+       }},
       {"qwen2.5-7b",
        [](ModelSpec& s) {
          s.arch = "qwen2", s.name = "qwen2.5-7b-shaped", s.n_vocab = 152064, s.n_embd = 3584;
@@ -178,6 +193,8 @@ int FileTypeOf(const ModelSpec& spec) {
   }
 }
 
+int64_t HeadDim(const ModelSpec& s) { return s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head; }
+
 Status ValidateSpec(const ModelSpec& s) {
   auto bad = [&](const std::string& what) {
     return InvalidArgumentError(
@@ -187,25 +204,35 @@ Status ValidateSpec(const ModelSpec& s) {
         ", n_ff=" + std::to_string(s.n_ff) + ")");
   };
   if (s.arch != "llama" && s.arch != "qwen2" && s.arch != "qwen3" && s.arch != "gemma2" &&
-      s.arch != "gemma3" && s.arch != "qwen2moe" && s.arch != "qwen3moe") {
+      s.arch != "gemma3" && s.arch != "qwen2moe" && s.arch != "qwen3moe" && s.arch != "bert" &&
+      s.arch != "nomic-bert") {
     return UnimplementedError("make-model: architecture '" + s.arch +
-                              "' (expected llama, qwen2, qwen3, gemma2, gemma3, qwen2moe or "
-                              "qwen3moe)");
+                              "' (expected llama, qwen2, qwen3, gemma2, gemma3, qwen2moe, "
+                              "qwen3moe, bert or nomic-bert)");
   }
+  const bool encoder = s.arch == "bert" || s.arch == "nomic-bert";
+  if (s.pooling < 0 || s.pooling > 3 || (encoder && s.pooling == 0)) {
+    return bad("pooling must be 1 (mean), 2 (cls) or 3 (last)" +
+               std::string(encoder ? " for an encoder" : ", or 0 (none)"));
+  }
+  if (encoder && s.n_expert > 0) return bad("encoders have no experts here");
   const bool moe_arch = s.arch == "qwen2moe" || s.arch == "qwen3moe";
   if ((moe_arch && s.n_expert == 0) || s.n_expert < 0 ||
-      (s.n_expert > 0 && (s.n_expert_used < 1 || s.n_expert_used > s.n_expert ||
-                          s.n_expert_used > 32 || s.n_expert > 512 || s.n_ff_exp <= 0 ||
-                          s.n_ff_shexp < 0))) {
+      (s.n_expert > 0 &&
+       (s.n_expert_used < 1 || s.n_expert_used > s.n_expert || s.n_expert_used > 32 ||
+        s.n_expert > 512 || s.n_ff_exp <= 0 || s.n_ff_shexp < 0))) {
     return bad("experts: 1 to 32 used of 1 to 512, n_ff_exp positive (" + s.arch + " needs them)");
   }
   if (s.n_embd <= 0 || s.n_layer <= 0 || s.n_head <= 0 || s.n_head_kv <= 0 || s.n_ff <= 0 ||
       s.n_ctx <= 0) {
     return bad("every size must be positive");
   }
-  if (s.n_embd % s.n_head != 0) return bad("n_embd must be a multiple of n_head");
+  if (s.head_dim == 0 && s.n_embd % s.n_head != 0) {
+    return bad("n_embd must be a multiple of n_head");
+  }
+  if (s.head_dim < 0 || s.head_dim > 512) return bad("head_dim must be in [0, 512]");
   if (s.n_head % s.n_head_kv != 0) return bad("n_head must be a multiple of n_head_kv");
-  if ((s.n_embd / s.n_head) % 2 != 0) return bad("head_dim must be even for RoPE");
+  if (HeadDim(s) % 2 != 0) return bad("head_dim must be even for RoPE");
   const int64_t min_vocab = s.vocab == VocabKind::kSpm ? 3 : 256 + 8;
   if (s.vocab_from.empty() && s.n_vocab < min_vocab) {
     return bad("n_vocab must be at least " + std::to_string(min_vocab) + " for this vocabulary");

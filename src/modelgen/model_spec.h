@@ -25,7 +25,8 @@ enum class VocabKind {
 
 struct ModelSpec {
   // "llama", "qwen2" (QKV biases, like Qwen2/2.5), "qwen3" (per-head q/k RMSNorm), "gemma2" or
-  // "gemma3" (post-norms, GeGLU; gemma3 with q/k norms), "qwen2moe" or "qwen3moe" (experts)
+  // "gemma3" (post-norms, GeGLU; gemma3 with q/k norms), "qwen2moe" or "qwen3moe" (experts),
+  // "bert" or "nomic-bert" (encoders)
   std::string arch = "llama";
   std::string name = "forge-synthetic";
   int64_t n_vocab = 512;
@@ -34,6 +35,7 @@ struct ModelSpec {
   int64_t n_head = 8;
   int64_t n_head_kv = 4;  // n_head / n_head_kv is the GQA ratio
   int64_t n_ff = 192;
+  int64_t head_dim = 0;  // 0: n_embd / n_head (Qwen3's 0.6B: 16 heads of 128 over 1024)
   int64_t n_ctx = 2048;
   float rope_theta = 10000.0f;
   float rms_eps = 1e-5f;
@@ -47,6 +49,10 @@ struct ModelSpec {
   // n_expert_used a token; a shared expert of n_ff_shexp features where set (qwen2moe). The arch
   // "llama" with experts is Mixtral's layout; qwen2moe and qwen3moe need them.
   int64_t n_expert = 0, n_expert_used = 0, n_ff_exp = 0, n_ff_shexp = 0;
+  // Encoders: "bert" (learned positions, token types, LayerNorms with biases, GELU FFN, biases on
+  // every matrix) and "nomic-bert" (rotary, a fused qkv matrix, SwiGLU, no biases), with the
+  // GGUF's pooling_type (1 mean, 2 cls, 3 last); a decoder with pooling set embeds too.
+  int pooling = 0;
   GgmlType weight_type = GgmlType::kF32;  // matrices (with mix == kPure); norms and biases F32
   QuantMix mix = QuantMix::kPure;
   // Peaked output distributions (see model_maker.h); 0 = off. The target logit is about `peak`
@@ -76,5 +82,7 @@ int FileTypeOf(const ModelSpec& spec);
 
 // Checks the shape: heads divide n_embd, kv heads divide heads, head_dim even, sizes positive.
 Status ValidateSpec(const ModelSpec& spec);
+// The spec's head dim (head_dim, or n_embd / n_head when 0).
+int64_t HeadDim(const ModelSpec& spec);
 
 }  // namespace forge

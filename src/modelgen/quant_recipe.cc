@@ -76,7 +76,9 @@ GgmlType MixType(const ModelSpec& s, const TensorPlan& t) {
 
 GgmlType ChooseTensorType(const ModelSpec& spec, const TensorPlan& t, bool* fallback) {
   *fallback = false;
-  if (t.dims.size() < 2 || t.role == TensorRole::kRouter) return GgmlType::kF32;
+  if (t.dims.size() < 2 || t.role == TensorRole::kRouter || t.role == TensorRole::kPositions) {
+    return GgmlType::kF32;
+  }
   GgmlType type = MixType(spec, t);
   if (!Fits(type, t.dims[0])) {
     *fallback = true;

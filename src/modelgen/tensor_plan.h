@@ -25,7 +25,8 @@ enum class TensorRole {
   kFfnGate,
   kFfnUp,
   kFfnDown,
-  kRouter  // a mixture-of-experts router (or shared-expert gate): kept F32, as llama-quantize does
+  kRouter,  // a mixture-of-experts router (or shared-expert gate): kept F32, as llama-quantize does
+  kPositions  // an encoder's learned positions or token types: kept F32, as converters write them
 };
 
 struct TensorPlan {

@@ -121,6 +121,9 @@ void WeightInit::FillRow(const TensorPlan& t, int64_t row, float* out) const {
     case TensorRole::kBias:
       FillNormal(key, n, 0.5f, 0.0f, out);
       return;
+    case TensorRole::kPositions:
+      FillNormal(key, n, 0.5f, 0.0f, out);
+      return;
     case TensorRole::kTokenEmbd:
       // Ids below first_ share the embedding of the word they alias (so they lead to words too).
       FillNormal(peaked && row < first_ ? RowKey(t.name.c_str(), Alias(row)) : key, n,

@@ -47,6 +47,11 @@ StatusOr<std::unique_ptr<ModelRunner>> ModelRunner::FromFileParallel(std::unique
   ASSIGN_OR_RETURN(m->model_, Model::FromFile(std::move(file)));
   const ModelConfig& config = m->model_.config;
   const ModelWeights& weights = m->model_.weights;
+  if (n > 1 && config.pooling != PoolingType::kNone) {
+    return UnimplementedError(path + ": a model that embeds (pooling " +
+                              PoolingName(config.pooling) + ") runs on one device, not " +
+                              std::to_string(n));
+  }
   Backend& first = *ranks[0];
   m->dtype_ =
       options.dtype ? *options.dtype : first.DefaultActivationType(weights.layers[0].wq.type);
@@ -164,7 +169,9 @@ Status ModelRunner::EnsureWorkspace(Rank& r, int64_t n_tokens, int64_t n_out) {
       RETURN_IF_ERROR(alloc(r.logits_all, n * r.ws_out * r.plan.vocab_pad * 4));
     }
     // The whole vocabulary's logits live on rank 0 (sampling runs there).
-    if (r.index == 0) RETURN_IF_ERROR(alloc(r.logits, r.ws_out * model_.config.n_vocab * 4));
+    if (r.index == 0) {
+      RETURN_IF_ERROR(alloc(r.logits, r.ws_out * model_.config.OutputWidth() * 4));
+    }
   }
   return Status::Ok();
 }

@@ -69,36 +69,36 @@ Status ModelRunner::RunStep(Rank& r, const StepMeta& meta, KvCache& cache) {
     r.k_pools[l] = cache.k(l, r.index);
     r.v_pools[l] = cache.v(l, r.index);
   }
-  const StepContext step{.backend = *r.backend,
-                         .config = r.shard.config,
-                         .weights = r.weights,
-                         .dtype = dtype_,
-                         .meta = meta,
-                         .kv = {.k = r.k_pools.data(),
-                                .v = r.v_pools.data(),
-                                .block_size = cache.shape().block_size,
-                                .num_blocks = cache.shape().num_blocks},
-                         .ws = {.x = F32(r.x),
-                                .xn = Data(r.xn),
-                                .qkv = F32(r.qkv),
-                                .attn = Data(r.attn),
-                                .ff = F32(r.ff),
-                                .act = Data(r.act),
-                                .delta = F32(r.delta),
-                                .out_rows = Data(r.out_rows),
-                                .logits = F32(r.logits),
-                                .logits_part = F32(r.logits_part),
-                                .xn_q = Form(r.xn_q),
-                                .attn_q = Form(r.attn_q),
-                                .act_q = Form(r.act_q),
-                                .moe = MoeWorkspaceAt(Data(r.moe), r.shard.config, r.ws_tokens,
-                                                      dtype_)},
-                         .collective = collective_,
-                         .rank = r.index,
-                         .n_ranks = tensor_parallel(),
-                         .n_vocab = model_.config.n_vocab,
-                         .vocab_begin = r.plan.vocab_begin,
-                         .vocab_pad = r.plan.vocab_pad};
+  const StepContext step{
+      .backend = *r.backend,
+      .config = r.shard.config,
+      .weights = r.weights,
+      .dtype = dtype_,
+      .meta = meta,
+      .kv = {.k = r.k_pools.data(),
+             .v = r.v_pools.data(),
+             .block_size = cache.shape().block_size,
+             .num_blocks = cache.shape().num_blocks},
+      .ws = {.x = F32(r.x),
+             .xn = Data(r.xn),
+             .qkv = F32(r.qkv),
+             .attn = Data(r.attn),
+             .ff = F32(r.ff),
+             .act = Data(r.act),
+             .delta = F32(r.delta),
+             .out_rows = Data(r.out_rows),
+             .logits = F32(r.logits),
+             .logits_part = F32(r.logits_part),
+             .xn_q = Form(r.xn_q),
+             .attn_q = Form(r.attn_q),
+             .act_q = Form(r.act_q),
+             .moe = MoeWorkspaceAt(Data(r.moe), r.shard.config, r.ws_tokens, dtype_)},
+      .collective = collective_,
+      .rank = r.index,
+      .n_ranks = tensor_parallel(),
+      .n_vocab = model_.config.n_vocab,
+      .vocab_begin = r.plan.vocab_begin,
+      .vocab_pad = r.plan.vocab_pad};
   RETURN_IF_ERROR(model_.architecture->forward(step));
   // Tensor parallelism: every rank's vocabulary slice of the logits, gathered on rank 0.
   return tensor_parallel() > 1 && meta.n_out > 0 ? GatherLogits(r, meta.n_out) : Status::Ok();
@@ -161,10 +161,11 @@ Status ModelRunner::Forward(const ForwardBatch& b, KvCache& cache, std::vector<f
   last_n_out_ = n_out;
   Backend& be = backend();
   if (logits == nullptr) return Status::Ok();
-  logits->resize(n_out * n_vocab);
+  const int64_t width = model_.config.OutputWidth();  // a pooled vector's, or the logits'
+  logits->resize(n_out * width);
   if (n_out > 0) {
     RETURN_IF_ERROR(
-        be.Download(logits->data(), ranks_[0]->logits->f32(), n_out * n_vocab * sizeof(float)));
+        be.Download(logits->data(), ranks_[0]->logits->f32(), n_out * width * sizeof(float)));
   }
   return be.Synchronize();
 }
@@ -226,6 +227,8 @@ bool ModelRunner::GraphEligible(const ForwardBatch& b) const {
   if (!graphs_enabled_ || !ranks_[0]->backend->SupportsGraphs()) return false;
   // The mixture-of-experts block reads the step's routing back to the host (model/moe.h).
   if (model_.config.n_expert > 0) return false;
+  // A model that pools runs whole prompts, one step each: nothing to replay.
+  if (model_.config.pooling != PoolingType::kNone) return false;
   const int64_t n = b.n_seqs();
   if (n == 0 || b.n_tokens() != n || GraphBucket(n) == 0) return false;
   if (static_cast<int64_t>(b.logits_indices.size()) != n) return false;

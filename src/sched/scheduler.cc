@@ -172,6 +172,7 @@ void Scheduler::AdmitWaiting(int32_t* budget, StepPlan* plan) {
     const int32_t fit = static_cast<int32_t>(
         std::clamp<int64_t>((static_cast<int64_t>(hit.size()) + avail) * bs - computed, 0, n));
     if (fit == 0) break;  // first come, first served: nobody overtakes the head of the line
+    if (options_.whole_prompts && fit < s->size() - computed) break;
     for (int32_t id : hit) pool_.Acquire(id);
     s->blocks = std::move(hit);
     s->num_computed = computed;

@@ -22,6 +22,10 @@ struct SchedulerOptions {
   int32_t max_num_seqs = 64;             // running sequences (forks count from admission)
   int32_t max_num_batched_tokens = 512;  // tokens per step; >= max_num_seqs
   bool enable_prefix_caching = true;
+  // Prompts are never chunked: a waiting sequence is admitted only when its whole prompt fits in
+  // the step's remaining tokens (an encoder's attention needs every token at once). Prompts must
+  // then be at most max_num_batched_tokens long.
+  bool whole_prompts = false;
 
   // Names the bad field: "max_num_batched_tokens=8: must be >= max_num_seqs=64".
   Status Validate() const;

@@ -9,6 +9,7 @@
 
 #include "server/completion_json.h"
 #include "server/completion_request.h"
+#include "server/embeddings_handler.h"
 #include "server/json_body.h"
 #include "server/reasoning.h"
 #include "tokenizer/chat_prompt.h"
@@ -320,18 +321,23 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
                          "model"),
                      true);
   }
-  if (req.tools.active() && (req.tools.choice == ToolChoice::kRequired ||
-                             req.tools.choice == ToolChoice::kNamed)) {
+  if (model.engine->embeds()) {
+    return SendError(
+        ctx, *session,
+        WrongModelKind(model, false, chat ? "/v1/chat/completions" : "/v1/completions"), true);
+  }
+  if (req.tools.active() &&
+      (req.tools.choice == ToolChoice::kRequired || req.tools.choice == ToolChoice::kNamed)) {
     // The reply must be a call: constrained to the format's call syntax and the tools' schemas.
     if (!req.constraint.gbnf.empty()) {
       const std::string what = "'tool_choice' that requires a call cannot be combined with '" +
                                req.constraint.field + "'";
       return SendError(ctx, *session, ApiError::InvalidRequest(what, "tool_choice"), true);
     }
-    auto gbnf = ToolCallGbnf(
-        EffectiveToolFormat(model), req.tools.specs, req.tools.parallel,
-        req.tools.choice == ToolChoice::kNamed ? std::optional<std::string>(req.tools.named)
-                                               : std::nullopt);
+    auto gbnf = ToolCallGbnf(EffectiveToolFormat(model), req.tools.specs, req.tools.parallel,
+                             req.tools.choice == ToolChoice::kNamed
+                                 ? std::optional<std::string>(req.tools.named)
+                                 : std::nullopt);
     if (!gbnf.ok()) {
       return SendError(ctx, *session, ApiError::InvalidRequest(gbnf.status().message(), "tools"),
                        true);
@@ -346,8 +352,7 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
       const std::string& field = req.constraint.field;
       return SendError(
           ctx, *session,
-          ApiError::InvalidRequest("'" + field + "': " + compiled.status().message(), field),
-          true);
+          ApiError::InvalidRequest("'" + field + "': " + compiled.status().message(), field), true);
     }
     grammar = std::move(*compiled);
   }

@@ -24,6 +24,8 @@ constexpr Route kRoutes[] = {
     {"/completions", RouteId::kCompletions, true},
     {"/v1/chat/completions", RouteId::kChatCompletions, true},
     {"/chat/completions", RouteId::kChatCompletions, true},
+    {"/v1/embeddings", RouteId::kEmbeddings, true},
+    {"/embeddings", RouteId::kEmbeddings, true},
     {"/tokenize", RouteId::kTokenize, true},
     {"/detokenize", RouteId::kDetokenize, true},
     {"/apply-template", RouteId::kApplyTemplate, true},

@@ -17,6 +17,7 @@ enum class RouteId {
   kModel,  // GET /v1/models/{id}
   kCompletions,
   kChatCompletions,
+  kEmbeddings,  // POST /v1/embeddings
   kTokenize,
   kDetokenize,
   kApplyTemplate,  // POST /apply-template: the chat template's rendered prompt

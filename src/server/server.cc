@@ -1,5 +1,5 @@
 // Server: the listener and I/O threads, authentication and the routes (completions live in
-// completion_handler.cc).
+// completion_handler.cc, embeddings in embeddings_handler.cc).
 #include "server/server.h"
 
 #include <sys/resource.h>
@@ -16,6 +16,7 @@
 #include "server/completion_handler.h"
 #include "server/completion_json.h"
 #include "server/completion_request.h"
+#include "server/embeddings_handler.h"
 #include "server/http_session.h"
 #include "server/routes.h"
 #include "server/status_handler.h"
@@ -279,6 +280,7 @@ struct Server::Impl {
     if (id == RouteId::kStatus) return HandleStatus(ctx, model, *session);
     if (id == RouteId::kStatusStream) return HandleStatusStream(ctx, model, session);
     if (id == RouteId::kApplyTemplate) return HandleApplyTemplate(ctx, model, *session, req.body);
+    if (id == RouteId::kEmbeddings) return HandleEmbeddings(ctx, model, session, req.body);
     if (id == RouteId::kTokenize || id == RouteId::kDetokenize) {
       json body;
       if (auto e = ParseJsonBody(req.body, ctx.options.json, &body)) {

@@ -1,7 +1,8 @@
 // Server: the OpenAI-compatible HTTP server over one Engine. It listens at once (GET /health
-// answers 503 while the model loads), serves /v1/completions, /v1/chat/completions, /v1/models,
-// /tokenize, /detokenize, /apply-template, /metrics, the live status (/status, /status/stream)
-// and the web page (/), and shuts down gracefully. Connections are read and
+// answers 503 while the model loads), serves /v1/completions, /v1/chat/completions (a model that
+// generates), /v1/embeddings (a model that embeds), /v1/models, /tokenize, /detokenize,
+// /apply-template, /metrics, the live status (/status, /status/stream) and the web page (/), and
+// shuts down gracefully. Connections are read and
 // written on a few I/O threads; request bodies are parsed, templates rendered and prompts
 // tokenized on worker threads, so a large request never holds up /health or other clients.
 // Contract notes: max_tokens (or max_completion_tokens) defaults to ServerOptions::
@@ -93,7 +94,7 @@ struct ServerContext {
   LiveStatus status{&metrics};   // /status: rates, percentiles, the requests in flight
   StatusStreams status_streams;  // the clients of /status/stream
   GrammarCache grammars;  // compiled output constraints, shared by requests that send the same
-  std::atomic<int64_t> in_flight{0};  // completion requests submitted and not finished
+  std::atomic<int64_t> in_flight{0};  // engine requests submitted and not finished
   std::mutex live_mu;
   std::unordered_set<RequestId> live;  // their engine ids, cancelled at shutdown
 };

@@ -67,6 +67,8 @@ class BracketCheckingBackend : public Backend {
   Status Embedding(const EmbeddingParams& p) override { return Op(inner_->Embedding(p)); }
   Status RmsNorm(const RmsNormParams& p) override { return Op(inner_->RmsNorm(p)); }
   Status AddRmsNorm(const AddRmsNormParams& p) override { return Op(inner_->AddRmsNorm(p)); }
+  Status LayerNorm(const LayerNormParams& p) override { return Op(inner_->LayerNorm(p)); }
+  Status Pool(const PoolParams& p) override { return Op(inner_->Pool(p)); }
   Status Matmul(const MatmulParams& p) override { return Op(inner_->Matmul(p)); }
   Status Rope(const RopeParams& p) override { return Op(inner_->Rope(p)); }
   Status KvWrite(const KvWriteParams& p) override { return Op(inner_->KvWrite(p)); }

@@ -88,6 +88,27 @@ TEST(ModelPlanTest, RealModelShapes) {
        {18944, 3584},
        true,
        true},
+      // bge-large-en-v1.5: HF's 335,141,888 less its pooler (1024 x 1024 + 1024), which GGUF
+      // files leave out.
+      {"bge-large",
+       335141888 - 1049600,
+       389,
+       {1024, 30522},
+       {1024, 1024},
+       {1024, 1024},
+       {4096, 1024},
+       false,
+       true},
+      // Qwen3-Embedding-0.6B: 16 query heads of 128 over a width of 1024.
+      {"qwen3-embedding-0.6b",
+       595776512,
+       310,
+       {1024, 151669},
+       {1024, 2048},
+       {1024, 1024},
+       {3072, 1024},
+       false,
+       false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.preset);
@@ -115,6 +136,14 @@ TEST(ModelPlanTest, RealModelShapes) {
   EXPECT_EQ(Preset("llama-3-8b").rope_theta, 500000.0f);
   EXPECT_EQ(Preset("llama-3.2-1b").n_head / Preset("llama-3.2-1b").n_head_kv, 4);
   EXPECT_EQ(Preset("llama-2-7b").n_head_kv, 32);
+  const ModelPlan bge = Plan(Preset("bge-large"));
+  EXPECT_EQ(Find(bge, "position_embd.weight")->dims, (Dims{1024, 512}));
+  EXPECT_EQ(Find(bge, "blk.23.layer_output_norm.bias")->dims, Dims{1024});
+  EXPECT_EQ(Preset("bge-large").pooling, 2);
+  const ModelPlan qe = Plan(Preset("qwen3-embedding-0.6b"));
+  EXPECT_EQ(Find(qe, "blk.0.attn_output.weight")->dims, (Dims{2048, 1024}));
+  EXPECT_EQ(Find(qe, "blk.0.attn_q_norm.weight")->dims, Dims{128});
+  EXPECT_EQ(Preset("qwen3-embedding-0.6b").pooling, 3);
 }
 
 // Type counts of llama.cpp's Q4_K_M files of these models: Llama-3-8B 193 q4_K, 33 q6_K, 65 f32;

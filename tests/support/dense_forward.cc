@@ -210,6 +210,10 @@ std::vector<double> DenseForward(const GgufFile& f, const std::vector<int32_t>& 
   std::vector<double> logits;
   for (int64_t t = 0; t < T; ++t) {
     const Vec hn = RmsNorm(x[t], out_norm, eps);
+    if (spec.hidden) {
+      logits.insert(logits.end(), hn.begin(), hn.end());
+      continue;
+    }
     Vec row = output.empty() ? embd.MatVec(hn) : output.MatVec(hn);
     for (double& z : row) {
       if (spec.final_cap > 0) z = spec.final_cap * std::tanh(z / spec.final_cap);

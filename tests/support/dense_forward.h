@@ -30,6 +30,8 @@ struct DenseSpec {
   // their sum where norm_topk; a shared expert (ffn_*_shexp) weighted by sigmoid of its gate.
   int64_t k = 0;
   bool norm_topk = false;
+  // The final norm's output [ids.size(), n_embd] instead of the logits (a decoder that embeds).
+  bool hidden = false;
 };
 
 // [ids.size(), n_vocab] logits (tied embeddings when the file has no output.weight).

@@ -95,6 +95,15 @@ const std::vector<SwigluCase>& SwigluCases() {
       // GeGLU (Gemma): the same kernels with the tanh GELU.
       {9, 300, false, GluAct::kGeluTanh}, {130, 4104, true, GluAct::kGeluTanh},
       {1, 2048, false, GluAct::kGeluTanh},
+      // The exact (erf) GELU, gated.
+      {9, 300, false, GluAct::kGeluErf}, {130, 4104, true, GluAct::kGeluErf},
+      {1, 2048, false, GluAct::kGeluErf},
+      // Ungated, out = act(gate) (BERT's FFN: exact GELU over 4 x 768 and 4 x 384); stacked: the
+      // gate's rows inside rows of twice its width.
+      {33, 3072, false, GluAct::kGeluErf, false}, {9, 1536, true, GluAct::kGeluErf, false},
+      {9, 300, false, GluAct::kGeluErf, false},   {5, 7, false, GluAct::kSilu, false},
+      {3, 64, true, GluAct::kSilu, false},        {9, 296, false, GluAct::kGeluTanh, false},
+      {1, 14336, false, GluAct::kGeluTanh, false},
   };
   return kCases;
 }

@@ -29,6 +29,23 @@ struct NormCase {
   int64_t rows = 0, dim = 0;
 };
 
+// LayerNorm: rows of dim elements; the residual's delta added first or not, a bias or not, out
+// in place of x or apart, the row also cast to the activation dtype (out_cast) or not; x's values
+// shifted by `shift` (a mean far from 0); one row added to every row (add_row) or not.
+struct LayerNormCase {
+  int64_t rows = 0, dim = 0;
+  bool delta = false, bias = false, in_place = false, cast = false;
+  float shift = 0.0f;
+  bool add_row = false;
+};
+
+// Pool: a ragged batch of sequences of these lengths (0: empty) over rows of dim elements; each
+// case runs every pooling type, normalized and not.
+struct PoolCase {
+  std::vector<int32_t> lens;
+  int64_t dim = 0;
+};
+
 struct RopeCase {
   RopeStyle style = RopeStyle::kAdjacent;
   int64_t n_tokens = 0, n_heads = 0, head_dim = 0;
@@ -84,6 +101,7 @@ struct SwigluCase {
   int64_t n_tokens = 0, dim = 0;
   bool stacked = false;  // gate and up rows interleaved (the stacked gate|up matmul's output)
   GluAct act = GluAct::kSilu;
+  bool gated = true;  // false: out = act(gate), no up (stacked: gate rows of stride 2 dim)
 };
 
 // Route: a router's choice over n_expert experts for n_tokens tokens.
@@ -118,6 +136,8 @@ struct GatherRowsCase {
 
 const std::vector<EmbeddingCase>& EmbeddingCases();
 const std::vector<NormCase>& NormCases();  // RmsNorm and AddRmsNorm
+const std::vector<LayerNormCase>& LayerNormCases();
+const std::vector<PoolCase>& PoolCases();
 const std::vector<RopeCase>& RopeCases();
 const std::vector<KvWriteCase>& KvWriteCases();
 const std::vector<RopeKvWriteCase>& RopeKvWriteCases();

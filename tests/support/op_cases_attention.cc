@@ -1,8 +1,8 @@
 // The op harness's attention table (op_cases.h): ragged batches over scattered blocks mixing
 // decode tokens, prefill chunks and empty sequences; GQA ratios 1 to 32; head dims 8 to 256;
 // lengths that straddle blocks and the prefill kernels' 64- and 128-query tiles; many sequences;
-// decode rows ahead of prefill chunks (n_single); block sizes 1 to 256; non-causal; q inside wider
-// rows.
+// decode rows ahead of prefill chunks (n_single); block sizes 1 to 256; non-causal (encoders: up
+// to 512 tokens a sequence); q inside wider rows.
 #include "support/op_cases.h"
 
 namespace forge::testing {
@@ -57,6 +57,23 @@ const std::vector<AttentionCase>& AttentionCases() {
         {8, 4, 128, {{200, 60}, {100, 1}}, {.q_f32 = true, .window = 128}},
         {4, 2, 256, {{1100, 1}, {900, 140}}, {.q_f32 = true, .window = 1024}},
     };
+    // Encoders (BERT): not causal, whole sequences of 1 to 512 tokens (an empty one, one over a
+    // cached prefix) at head dims 32 (the generic kernel), 64 and 128 (the prefill kernels where
+    // q is F32), MHA and GQA 2 to 8; the first four small enough for the host backends.
+    const AttentionCase::Options nc = {.causal = false}, nc_f32 = {.q_f32 = true, .causal = false};
+    c.push_back({4, 4, 32, {{0, 1}, {0, 13}, {0, 200}, {0, 64}}, nc});
+    c.push_back({2, 1, 32, {{0, 1}, {0, 7}, {0, 40}}, nc_f32});
+    c.push_back({4, 1, 64, {{0, 37}, {0, 1}, {0, 100}}, nc_f32});
+    c.push_back({2, 2, 128, {{0, 33}, {0, 1}, {0, 5}, {0, 130}}, nc_f32});
+    c.push_back({12, 12, 32, {{0, 512}, {0, 1}, {0, 129}, {0, 300}, {0, 0}, {0, 64}}, nc_f32});
+    c.push_back({8, 2, 32, {{0, 384}, {0, 2}, {0, 127}}, nc});
+    c.push_back({6, 6, 64, {{0, 512}, {0, 65}, {0, 1}, {0, 255}}, nc_f32});
+    c.push_back({4, 1, 64, {{0, 129}, {0, 511}, {3, 61}}, nc});
+    c.push_back({4, 4, 128, {{0, 512}, {0, 1}, {0, 200}}, nc_f32});
+    c.push_back({8, 1, 128, {{0, 300}, {0, 64}, {10, 1}}, nc_f32});
+    c.push_back({16, 4, 128, {{0, 130}, {0, 1}, {0, 77}}, nc});
+    // One query a sequence (the decode kernel: a lone query sees all its keys either way).
+    c.push_back({8, 2, 128, {{0, 1}, {40, 1}, {7, 1}}, nc_f32});
     // More than 32 sequences (the prefill kernels look for their tile 32 sequences at a time):
     // decode tokens around two prefill chunks; and 64 decode sequences of GQA 4.
     AttentionCase many{8, 2, 64, {}};

@@ -266,17 +266,20 @@ void RunRopeKvWriteCases(std::span<OpTarget> targets) {
   }
 }
 
-// gate and up in t or F32 (the model feeds it F32 products), out in t.
+// gate and up in t or F32 (the model feeds it F32 products), out in t; gated or not.
 void RunSwigluCases(std::span<OpTarget> targets) {
   const std::vector<SwigluCase>& cases = SwigluCases();
   for (size_t i = 0; i < cases.size(); ++i) {
     const SwigluCase& c = cases[i];
     const int64_t T = c.n_tokens, dim = c.dim;
+    const char* act = c.act == GluAct::kGeluTanh  ? " gelu"
+                      : c.act == GluAct::kGeluErf ? " gelu_erf"
+                                                  : " silu";
     ForEachDType(targets, T * dim, [&](DType t, std::span<const OpTarget* const> ts) {
       for (DType it : Distinct({t, DType::kF32})) {
         const std::vector<float> g = Values(T * dim, 240 + i, it), u = Values(T * dim, 260 + i, it);
         std::vector<float> want(T * dim);
-        SwigluParams ref{g.data(), u.data(), want.data(), T, dim, 0, 0};
+        SwigluParams ref{g.data(), c.gated ? u.data() : nullptr, want.data(), T, dim, 0, 0};
         ref.act = c.act;
         ASSERT_TRUE(swiglu_ref(ref).ok());
         std::vector<float> both(2 * T * dim);  // row r: gate's row, then up's
@@ -286,13 +289,12 @@ void RunSwigluCases(std::span<OpTarget> targets) {
         }
         const std::string what = std::string("swiglu in ") + DTypeName(it) + " out " +
                                  DTypeName(t) + " | " + Shape(T, dim) +
-                                 (c.stacked ? " stacked" : "") +
-                                 (c.act == GluAct::kGeluTanh ? " gelu" : "");
+                                 (c.stacked ? " stacked" : "") + act + (c.gated ? "" : " ungated");
         for (const OpTarget* tg : ts) {
           OpBuffers b(*tg->backend);
           const int64_t stride = c.stacked ? 2 * dim : 0;
           void* gate = c.stacked ? b.In(both, it) : b.In(g, it);
-          const void* up = c.stacked ? Offset(gate, dim, it) : b.In(u, it);
+          const void* up = !c.gated ? nullptr : c.stacked ? Offset(gate, dim, it) : b.In(u, it);
           SwigluParams p{
               gate, up, b.Out("out", t, want, BoundFor({it, t})), T, dim, stride, stride, it, t};
           p.act = c.act;

@@ -40,6 +40,8 @@ struct OpTarget {
 void RunEmbeddingCases(std::span<OpTarget> targets);
 void RunRmsNormCases(std::span<OpTarget> targets);
 void RunAddRmsNormCases(std::span<OpTarget> targets);
+void RunLayerNormCases(std::span<OpTarget> targets);
+void RunPoolCases(std::span<OpTarget> targets);
 void RunMatmulCases(std::span<OpTarget> targets);
 void RunRopeCases(std::span<OpTarget> targets);
 void RunKvWriteCases(std::span<OpTarget> targets);
@@ -59,6 +61,8 @@ void RunExpertSumCases(std::span<OpTarget> targets);
   FORGE_OP_HARNESS_TEST_(Fixture, Embedding)   \
   FORGE_OP_HARNESS_TEST_(Fixture, RmsNorm)     \
   FORGE_OP_HARNESS_TEST_(Fixture, AddRmsNorm)  \
+  FORGE_OP_HARNESS_TEST_(Fixture, LayerNorm)   \
+  FORGE_OP_HARNESS_TEST_(Fixture, Pool)        \
   FORGE_OP_HARNESS_TEST_(Fixture, Matmul)      \
   FORGE_OP_HARNESS_TEST_(Fixture, Rope)        \
   FORGE_OP_HARNESS_TEST_(Fixture, KvWrite)     \

@@ -1,7 +1,8 @@
 // The op harness's attention runner (op_runner.h): each case's ragged batch over block tables
 // scattered through a larger pool, the cache and out in each activation dtype and q in it or in
 // F32; the reference is attention_ref (double) run on the host's threads over independent pieces
-// of the batch: each sequence alone and, causal, each window of its queries with the keys it sees.
+// of the batch: each window of a sequence's queries with the keys it sees (causal: the keys up to
+// its last query; not causal: all of the sequence's keys).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -50,8 +51,7 @@ void Reference(const AttentionParams& p, const Batch& b, float* out) {
   std::vector<Piece> pieces;
   for (int64_t s = 0; s < p.n_seqs; ++s) {
     const int64_t q = b.cu[s + 1] - b.cu[s];
-    const int64_t step = p.causal ? kWindow : std::max<int64_t>(q, 1);
-    for (int64_t a = 0; a < q; a += step) pieces.push_back({s, a, std::min(q, a + step)});
+    for (int64_t a = 0; a < q; a += kWindow) pieces.push_back({s, a, std::min(q, a + kWindow)});
   }
   const int64_t q_stride = p.q_stride ? p.q_stride : p.n_heads * p.head_dim;
   std::vector<Status> status(pieces.size());
@@ -61,7 +61,7 @@ void Reference(const AttentionParams& p, const Batch& b, float* out) {
       const Piece& pc = pieces[i];
       const int64_t q_len = b.cu[pc.seq + 1] - b.cu[pc.seq], row = b.cu[pc.seq] + pc.first;
       // Causal: queries [first, end) see what they see in the whole chunk when the chunk is
-      // taken to end at `end`.
+      // taken to end at `end`; not causal: every key of the sequence, wherever the chunk ends.
       const int32_t cu[2] = {0, static_cast<int32_t>(pc.end - pc.first)};
       const int32_t len = static_cast<int32_t>(b.lens[pc.seq] - (p.causal ? q_len - pc.end : 0));
       AttentionParams s = p;

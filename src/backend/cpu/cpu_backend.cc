@@ -57,6 +57,7 @@ class HostBackendBase : public Backend {
   Status KvWrite(const KvWriteParams& p) override { return kv_write_ref(p); }
   Status RopeKvWrite(const RopeKvWriteParams& p) override { return rope_kv_write_ref(p); }
   Status Swiglu(const SwigluParams& p) override { return swiglu_ref(p); }
+  Status Pool(const PoolParams& p) override { return pool_ref(p); }
   Status Add(const AddParams& p) override { return add_ref(p); }
   Status SoftCap(const SoftCapParams& p) override { return softcap_ref(p); }
   Status Route(const RouteParams& p) override { return route_ref(p); }
@@ -70,6 +71,7 @@ class CpuBackend : public HostBackendBase {
   std::string name() const override { return "cpu"; }
   Status RmsNorm(const RmsNormParams& p) override { return rmsnorm_cpu(p); }
   Status AddRmsNorm(const AddRmsNormParams& p) override { return add_rmsnorm_cpu(p); }
+  Status LayerNorm(const LayerNormParams& p) override { return layernorm_cpu(p); }
   Status Matmul(const MatmulParams& p) override { return matmul_cpu(p); }
   Status Attention(const AttentionParams& p) override { return attention_cpu(p); }
 };
@@ -79,6 +81,7 @@ class ReferenceBackend : public HostBackendBase {
   std::string name() const override { return "reference"; }
   Status RmsNorm(const RmsNormParams& p) override { return rmsnorm_ref(p); }
   Status AddRmsNorm(const AddRmsNormParams& p) override { return add_rmsnorm_ref(p); }
+  Status LayerNorm(const LayerNormParams& p) override { return layernorm_ref(p); }
   Status Matmul(const MatmulParams& p) override { return matmul_ref(p); }
   Status Attention(const AttentionParams& p) override { return attention_ref(p); }
 };

@@ -407,6 +407,14 @@ class CudaBackend : public Backend {
     RETURN_IF_ERROR(MakeCurrent(device_));
     return cuda::add_rmsnorm_cuda(p, stream_);
   }
+  Status LayerNorm(const LayerNormParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::layernorm_cuda(p, stream_);
+  }
+  Status Pool(const PoolParams& p) override {
+    RETURN_IF_ERROR(MakeCurrent(device_));
+    return cuda::pool_cuda(p, stream_);
+  }
   Status Rope(const RopeParams& p) override {
     RETURN_IF_ERROR(MakeCurrent(device_));
     return cuda::rope_cuda(p, stream_);

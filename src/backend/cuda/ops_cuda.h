@@ -12,6 +12,9 @@ namespace forge::cuda {
 Status embedding_cuda(const EmbeddingParams& p, cudaStream_t stream);  // table F32/F16/BF16
 Status rmsnorm_cuda(const RmsNormParams& p, cudaStream_t stream);
 Status add_rmsnorm_cuda(const AddRmsNormParams& p, cudaStream_t stream);
+Status layernorm_cuda(const LayerNormParams& p, cudaStream_t stream);  // out_cast F32/F16/BF16
+// cu_seqlens read on the device; F32 rows.
+Status pool_cuda(const PoolParams& p, cudaStream_t stream);
 Status rope_cuda(const RopeParams& p, cudaStream_t stream);
 Status kv_write_cuda(const KvWriteParams& p, cudaStream_t stream);
 Status rope_kv_write_cuda(const RopeKvWriteParams& p, cudaStream_t stream);

@@ -4,9 +4,10 @@
 // for the case, run directly with the backend's stream and workspaces; at least one variant must
 // run each case. The host backends' run of the same tables: ../op_harness_test.cc. Also what the
 // ops refuse: a head dim past 256 (named), half weights with F32 activations, a fused rope + K/V
-// write whose q and k disagree.
+// write whose q and k disagree, a LayerNorm cast over its own input, a pooling type none.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -105,6 +106,49 @@ TEST_F(CudaOpsTest, RopeKvWriteRefusesQAndKThatDisagree) {
   bad.k.head_dim = 64;
   bad.k.theta = 1.0f;
   EXPECT_EQ(be_->RopeKvWrite(bad).code(), StatusCode::kInvalidArgument);
+}
+
+// Refused by the shared checks before anything runs (no pointer is read).
+TEST_F(CudaOpsTest, EncoderOpsRefuseBadArguments) {
+  float host[4] = {};
+  LayerNormParams ln;
+  ln.x = ln.out = host;
+  ln.weight = host;
+  ln.out_cast = host;  // over x
+  ln.n_rows = 1;
+  ln.dim = 4;
+  EXPECT_EQ(be_->LayerNorm(ln).code(), StatusCode::kInvalidArgument);
+  const int32_t cu[2] = {0, 1};
+  PoolParams pool{host, cu, host, 1, 4, PoolingType::kNone, false};
+  EXPECT_EQ(be_->Pool(pool).code(), StatusCode::kInvalidArgument);
+}
+
+// Non-causal batches (encoders) take the same dispatch as causal ones: the prefill kernels read
+// AttentionParams::causal through their visible-key rule (prefill::RowEnd), a lone query sees
+// all of its keys either way (the decode kernel), and the generic kernel takes the rest; the
+// harness's non-causal cases run each of them against attention_ref. Host-only: no GPU needed.
+TEST(AttentionDispatchNonCausalTest, TunedKernelsTakeNonCausalBatches) {
+  auto chosen = [](int64_t tokens, int64_t seqs, int64_t head_dim, DType dtype) {
+    AttentionParams p;
+    p.n_tokens = tokens;
+    p.n_seqs = seqs;
+    p.head_dim = head_dim;
+    p.n_heads = 12;
+    p.n_kv_heads = 12;
+    p.dtype = dtype;
+    p.q_type = DType::kF32;
+    p.causal = false;
+    const cuda::AttentionChoice c = cuda::ChooseAttention(p);
+    return std::string(c.variant != nullptr ? c.variant->name : "none");
+  };
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    EXPECT_EQ(chosen(900, 4, 64, t), "attention_prefill_wgmma");
+    EXPECT_EQ(chosen(900, 4, 128, t), "attention_prefill_wgmma");
+    EXPECT_EQ(chosen(900, 4, 96, t), "attention_prefill");
+    EXPECT_EQ(chosen(4, 4, 64, t), "attention_decode");
+    EXPECT_EQ(chosen(900, 4, 32, t), "attention_generic");
+  }
+  EXPECT_EQ(chosen(900, 4, 64, DType::kF32), "attention_generic");
 }
 
 }  // namespace

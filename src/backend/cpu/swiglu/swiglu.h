@@ -1,6 +1,7 @@
 // The gated linear unit of the FFN: out[t, i] = act(gate[t, i]) * up[t, i], with act SiLU
-// (SwiGLU: silu(x) = x / (1 + exp(-x))) or GELU in its tanh form (GeGLU, Gemma:
-// gelu(x) = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))).
+// (SwiGLU: silu(x) = x / (1 + exp(-x))), GELU in its tanh form (GeGLU, Gemma:
+// gelu(x) = x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))) or GELU exactly
+// (x / 2 * (1 + erf(x / sqrt(2)))). Without up, the plain activation out = act(gate) (BERT's FFN).
 #pragma once
 
 #include <cstdint>
@@ -10,11 +11,11 @@
 
 namespace forge {
 
-enum class GluAct : int { kSilu = 0, kGeluTanh = 1 };
+enum class GluAct : int { kSilu = 0, kGeluTanh = 1, kGeluErf = 2 };
 
 struct SwigluParams {
   const void* gate = nullptr;  // [n_tokens, dim], row stride gate_stride
-  const void* up = nullptr;    // [n_tokens, dim], row stride up_stride
+  const void* up = nullptr;    // [n_tokens, dim], row stride up_stride; null: out = act(gate)
   void* out = nullptr;         // [n_tokens, dim], contiguous; may alias gate if the types match
   int64_t n_tokens = 0;
   int64_t dim = 0;

@@ -3,6 +3,7 @@
 // loads and stores, rows on grid y (each output computed as by the element-wise kernel).
 // swiglu_cuda with out_q (one F16 row): a thread per 8 outputs, which then also form the row in
 // the one-row DP4A GEMV's form (act_quant.cuh) from the F16 values it wrote.
+// Without up (SwigluParams::up null) every kernel computes act(gate) alone (BERT's FFN).
 #include <algorithm>
 #include <string>
 
@@ -18,11 +19,14 @@ namespace forge::cuda {
 namespace {
 
 // act(g) * u (swiglu.h): every swiglu kernel's output (so the row kernels match the element-wise
-// one). The activation is a uniform branch, not a template parameter.
+// one); ungated, u is 1 (an exact product). The activation is a uniform branch, not a template
+// parameter.
 __device__ __forceinline__ float Swiglu(float g, float u, GluAct act) {
   if (act == GluAct::kGeluTanh) {
     return 0.5f * g * (1.0f + tanhf(0.7978845608f * (g + 0.044715f * g * g * g))) * u;
   }
+  // x / 2 * (1 + erf(x / sqrt 2)) as x / 2 * erfc(-x / sqrt 2): no cancellation for x < 0.
+  if (act == GluAct::kGeluErf) return 0.5f * g * erfcf(-0.70710678118f * g) * u;
   return g / (1.0f + expf(-g)) * u;
 }
 
@@ -34,7 +38,8 @@ __global__ void swiglu_kernel(const Tin* gate, const Tin* up, Tout* out, int64_t
   for (int64_t w = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; w < total;
        w += int64_t{gridDim.x} * blockDim.x) {
     const int64_t t = w / dim, i = w % dim;
-    out[w] = FromF32<Tout>(Swiglu(ToF32(gate[t * gs + i]), ToF32(up[t * us + i]), act));
+    const float u = up != nullptr ? ToF32(up[t * us + i]) : 1.0f;
+    out[w] = FromF32<Tout>(Swiglu(ToF32(gate[t * gs + i]), u, act));
   }
 }
 
@@ -48,9 +53,9 @@ __global__ void swiglu_rows_kernel(const Tin* gate, const Tin* up, Tout* out, in
   const int i = (blockIdx.x * blockDim.x + threadIdx.x) * 8;
   if (i >= dim) return;
   for (int64_t t = blockIdx.y; t < n_tokens; t += gridDim.y) {
-    float g[8], u[8], o[8];
+    float g[8], u[8] = {1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f, 1.0f}, o[8];
     Load8(gate + t * gs + i, g);
-    Load8(up + t * us + i, u);
+    if (up != nullptr) Load8(up + t * us + i, u);
 #pragma unroll
     for (int e = 0; e < 8; ++e) o[e] = Swiglu(g[e], u[e], act);
     Store8(out + t * dim + i, o);
@@ -68,7 +73,10 @@ __global__ void swiglu_quant_kernel(const Tin* gate, const Tin* up, __half* out,
   if (g * 8 >= dim) return;
   float f[8];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) f[i] = Swiglu(ToF32(gate[g * 8 + i]), ToF32(up[g * 8 + i]), act);
+  for (int i = 0; i < 8; ++i) {
+    const float u = up != nullptr ? ToF32(up[g * 8 + i]) : 1.0f;
+    f[i] = Swiglu(ToF32(gate[g * 8 + i]), u, act);
+  }
   StoreHalf8Rounded(out + g * 8, f);
   QuantizeUnit(f, g * 8, dim, out_q);
 }
@@ -94,6 +102,10 @@ __global__ void convert_kernel(const float* in, T* out, int64_t n) {
 }  // namespace
 
 Status swiglu_cuda(const SwigluParams& p, cudaStream_t stream) {
+  if (p.act != GluAct::kSilu && p.act != GluAct::kGeluTanh && p.act != GluAct::kGeluErf) {
+    return InvalidArgumentError("swiglu_cuda: unknown activation " +
+                                std::to_string(static_cast<int>(p.act)));
+  }
   const int64_t total = p.n_tokens * p.dim;
   if (total == 0) return Status::Ok();
   if (p.out_q != nullptr) {
