@@ -1,11 +1,14 @@
 // forge bench --floor: the machine's floors (DESIGN.md), printed beside the card's known figures.
-// forge bench -m MODEL: pp/tg throughput beside its floors; with --batched, the n_seqs sweep.
+// forge bench -m MODEL: pp/tg throughput beside its floors; with --batched, the n_seqs sweep;
+// with --embed, an embedding model's sequences per second through the engine.
 // forge bench --attention: the CUDA attention kernels alone (decode TB/s, prefill TFLOP/s).
 // forge bench --gemv: the quantized decode GEMV and the fused quantized GEMM per weight format
 // (bench_gemv.cc).
 // forge bench --mask -m MODEL: constrained decoding's host work per token (bench_mask.cc).
 // forge bench --allreduce: the tensor-parallel all-reduce over N GPUs beside its floor
 // (bench_allreduce.cc).
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -17,6 +20,7 @@
 
 #include "backend/cpu/memory_floor.h"
 #include "commands.h"
+#include "engine/engine.h"
 #include "model/attention_bench.h"
 #include "model/model_bench.h"
 #include "model_flags.h"
@@ -113,7 +117,7 @@ int RunFloor(const std::string& device, const std::string& json_path) {
 struct Floors {
   double copy_bytes_per_s = 0;
   double flops_per_s = 0;
-  int threads = 0;  // CPU threads of the copy measurement (0 on a GPU)
+  int threads = 0;              // CPU threads of the copy measurement (0 on a GPU)
   double read_bytes_per_s = 0;  // CPU: bytes read per second on those threads (0 on a GPU)
 };
 
@@ -231,10 +235,11 @@ int RunModel(const ModelArgs& a) {
               r->kv_bytes_per_token / 1e6);
   if (c.n_expert > 0) {
     // A step reads the experts its tokens chose, not all of them: the floors above are too low.
-    std::printf("note: a mixture of experts; these floors count every expert's weights, a step "
-                "reads only the %lld of %lld each token chose (a floor by the routed experts is "
-                "not measured yet)\n",
-                (long long)c.n_expert_used, (long long)c.n_expert);
+    std::printf(
+        "note: a mixture of experts; these floors count every expert's weights, a step "
+        "reads only the %lld of %lld each token chose (a floor by the routed experts is "
+        "not measured yet)\n",
+        (long long)c.n_expert_used, (long long)c.n_expert);
   }
   // The CPU's decode floor at its read bandwidth (a decode step reads, it hardly writes).
   const double read_floor =
@@ -267,6 +272,138 @@ int RunModel(const ModelArgs& a) {
                         {"weight_bytes_per_token", r->weight_bytes_per_token},
                         {"kv_bytes_per_token", r->kv_bytes_per_token},
                         {"stats", StatsJson(model)}};
+    if (!WriteJson(a.json, j)) return 1;
+  }
+  return 0;
+}
+
+// An embedding model through the engine as the server runs it: for each n in --seqs, n inputs of
+// --pp tokens embedded together (each its own request; the engine's steps take up to
+// max(--pp, --prefill-chunk) tokens), the median of --repetitions rounds after one warm-up, as
+// sequences and tokens per second beside the floor: the larger of the FLOPs over the GEMM rate
+// (2 * the layers' matrix parameters per token, plus attention's 4 * L^2 * q_dim per layer and
+// sequence, halved when causal) and the steps' weight reads over the copy bandwidth.
+int RunEmbedBench(const ModelArgs& a) {
+  auto loaded = LoadModel(a.path, a.device, a.flags);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "forge bench: %s\n", loaded.status().ToString().c_str());
+    return 1;
+  }
+  ModelRunner& model = *loaded->model;
+  const Floors& floors = loaded->floors;
+  const ModelConfig& c = model.config();
+  if (c.pooling == PoolingType::kNone) {
+    std::fprintf(stderr, "forge bench --embed: %s does not embed (no pooling_type)\n",
+                 a.path.c_str());
+    return 1;
+  }
+  if (a.pp < 1 || a.pp > c.n_ctx_train) {
+    std::fprintf(stderr, "forge bench --embed: -p %d must be in [1, %lld] (trained positions)\n",
+                 a.pp, static_cast<long long>(c.n_ctx_train));
+    return 1;
+  }
+  double layer_params = 0, layer_bytes = 0;  // the blocks' matrices, as stored
+  for (const auto& t : model.file().tensors()) {
+    if (t.name.rfind("blk.", 0) == 0 && t.dims.size() >= 2) {
+      layer_params += static_cast<double>(t.n_elements);
+      layer_bytes += static_cast<double>(t.n_bytes);
+    }
+  }
+  const double L = a.pp;
+  const double seq_flops = 2.0 * layer_params * L + (c.causal ? 2.0 : 4.0) * L * L *
+                                                        static_cast<double>(c.q_dim()) *
+                                                        static_cast<double>(c.n_layer);
+  const int step_tokens = std::max(a.pp, a.prefill_chunk);
+  std::printf("model: %s (%s)\n", a.path.c_str(), c.Summary().c_str());
+  std::printf(
+      "backend: %s, activations/KV %s; floors: copy %.1f GB/s, GEMM %.1f GFLOP/s; inputs of %d "
+      "tokens, steps of <= %d tokens; %.3f GFLOP and the layers' %.1f MB of weights a step\n",
+      model.backend().name().c_str(), DTypeName(model.dtype()), floors.copy_bytes_per_s / 1e9,
+      floors.flops_per_s / 1e9, a.pp, step_tokens, seq_flops / 1e9, layer_bytes / 1e6);
+  std::printf("\n| %6s | %6s | %11s | %11s | %6s | %11s | %6s |\n", "n_seqs", "steps", "seq/s",
+              "floor", "%", "tokens/s", "ms");
+  std::printf("|-------:|-------:|------------:|------------:|-------:|------------:|-------:|\n");
+  nlohmann::json rows = nlohmann::json::array();
+  uint32_t rng = 12345;
+  for (int n : a.seqs) {
+    EngineOptions o;
+    o.max_num_seqs = std::max(n, 1);
+    o.max_num_batched_tokens = std::max(step_tokens, o.max_num_seqs);
+    o.ctx_size = a.pp;
+    o.num_kv_blocks = static_cast<int32_t>(
+        (std::min<int64_t>(int64_t{n} * a.pp, 2 * int64_t{step_tokens}) + 15) / 16 + n);
+    auto engine = Engine::Create(model, nullptr, o);
+    if (!engine.ok()) {
+      std::fprintf(stderr, "forge bench: %s\n", engine.status().ToString().c_str());
+      return 1;
+    }
+    // One round: n inputs of pp random ids, submitted together, run to the end.
+    auto round = [&]() -> StatusOr<std::pair<double, int64_t>> {
+      const int64_t steps0 = (*engine)->stats().steps;
+      std::vector<RequestHandle> handles;
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int i = 0; i < n; ++i) {
+        EngineRequest r;
+        r.embed = true;
+        r.prompt_ids.resize(a.pp);
+        for (int32_t& id : r.prompt_ids) {
+          rng = rng * 1664525u + 1013904223u;
+          id = static_cast<int32_t>((rng >> 8) % static_cast<uint32_t>(c.n_vocab));
+        }
+        ASSIGN_OR_RETURN(RequestHandle h, (*engine)->Submit(std::move(r)));
+        handles.push_back(std::move(h));
+      }
+      RETURN_IF_ERROR((*engine)->RunUntilIdle());
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      for (RequestHandle& h : handles) {
+        RequestEvent ev;
+        while (h.events->Next(&ev)) RETURN_IF_ERROR(ev.status);
+      }
+      return std::pair{s, (*engine)->stats().steps - steps0};
+    };
+    std::vector<double> times;
+    int64_t steps = 0;
+    for (int rep = 0; rep <= std::max(a.reps, 1); ++rep) {
+      auto r = round();
+      if (!r.ok()) {
+        std::fprintf(stderr, "forge bench: %s\n", r.status().ToString().c_str());
+        return 1;
+      }
+      if (rep == 0) continue;  // the warm-up
+      times.push_back(r->first);
+      steps = r->second;
+    }
+    std::sort(times.begin(), times.end());
+    const double t = times[times.size() / 2];
+    const double floor_s =
+        std::max(floors.flops_per_s > 0 ? n * seq_flops / floors.flops_per_s : 0,
+                 floors.copy_bytes_per_s > 0 ? steps * layer_bytes / floors.copy_bytes_per_s : 0);
+    const double sps = n / t, floor_sps = floor_s > 0 ? n / floor_s : 0;
+    std::printf("| %6d | %6lld | %11.2f | %11.2f | %6s | %11.1f | %6.2f |\n", n,
+                static_cast<long long>(steps), sps, floor_sps, Percent(sps, floor_sps).c_str(),
+                sps * a.pp, t * 1e3);
+    rows.push_back({{"n_seqs", n},
+                    {"tokens_per_seq", a.pp},
+                    {"steps", steps},
+                    {"seconds", t},
+                    {"seq_per_s", sps},
+                    {"seq_per_s_floor", floor_sps},
+                    {"tokens_per_s", sps * a.pp}});
+  }
+  std::printf("\n(%% = measured / floor; each row the median of %d rounds after a warm-up)\n",
+              std::max(a.reps, 1));
+  if (!a.json.empty()) {
+    nlohmann::json j = {{"model", a.path},
+                        {"summary", c.Summary()},
+                        {"backend", model.backend().name()},
+                        {"dtype", DTypeName(model.dtype())},
+                        {"copy_bytes_per_s", floors.copy_bytes_per_s},
+                        {"flops_per_s", floors.flops_per_s},
+                        {"tokens_per_seq", a.pp},
+                        {"step_tokens", step_tokens},
+                        {"seq_flops", seq_flops},
+                        {"layer_weight_bytes", layer_bytes},
+                        {"rows", rows}};
     if (!WriteJson(a.json, j)) return 1;
   }
   return 0;
@@ -486,7 +623,7 @@ int RunAttention(const std::string& device, const std::string& json_path, int tr
 
 void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
   struct Args {
-    bool floor = false, batched = false, attention = false;
+    bool floor = false, batched = false, attention = false, embed = false;
     bool gemv = false, allreduce = false, mask = false;
     std::string schema;
     int generations = 40;
@@ -543,7 +680,11 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
                       "fused GEMM's activation rows")
           ->delimiter(',');
   cmd->add_option("--prefill-chunk", args->m.prefill_chunk,
-                  "With --batched: most prompt tokens per prefill forward call");
+                  "With --batched: most prompt tokens per prefill forward call; with --embed: "
+                  "per engine step (at least --pp)");
+  cmd->add_flag("--embed", args->embed,
+                "With -m (an embedding model): --seqs inputs of --pp tokens embedded together "
+                "through the engine, sequences/s beside the floor");
   AddModelFlags(cmd, &args->m.flags);
   CLI::Option* tp = cmd->get_option("--tensor-parallel");
   cmd->callback([args, runner, reps, tp, seqs] {
@@ -580,6 +721,7 @@ void AddBenchCommand(CLI::App& app, CommandRunner* runner) {
         }
         return RunMaskBench(args->m.path, args->schema, args->generations, args->m.json);
       }
+      if (!args->m.path.empty() && args->embed) return RunEmbedBench(args->m);
       if (!args->m.path.empty()) return args->batched ? RunBatched(args->m) : RunModel(args->m);
       if (!args->floor) {
         std::fprintf(stderr,
