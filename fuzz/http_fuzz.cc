@@ -1,11 +1,12 @@
 // libFuzzer target for the HTTP layer, no model needed: bytes as a client would send them go
 // through HttpParser (fed in pieces whose sizes the input picks), each whole request through
-// MatchRoute, and each JSON body through ParseJsonBody and ParseCompletionRequest (both the
+// MatchRoute, and each JSON body through ParseJsonBody, ParseCompletionRequest (both the
 // completions and the chat shapes; their output constraints and tools, whose schemas become
-// grammars), a body's "reply" text through the tool-call parser of every format (whole and
-// streamed in two pieces, which must agree), every error rendered as the API renders it. Any crash, any
-// exception (an invalid UTF-8 dump, a JSON type error), any hang or unbounded allocation is a bug.
-// Input: byte 0 sets the piece size (1..256), the rest is the connection's bytes.
+// grammars) and ParseEmbeddingsRequest (each input's field name rendered), a body's "reply" text
+// through the tool-call parser of every format (whole and streamed in two pieces, which must
+// agree), every error rendered as the API renders it. Any crash, any exception (an invalid UTF-8
+// dump, a JSON type error), any hang or unbounded allocation is a bug. Input: byte 0 sets the piece
+// size (1..256), the rest is the connection's bytes.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,7 @@
 #include <string_view>
 
 #include "server/completion_request.h"
+#include "server/embeddings_request.h"
 #include "server/http_parser.h"
 #include "server/json_body.h"
 #include "server/routes.h"
@@ -48,6 +50,14 @@ void Handle(const forge::server::HttpRequest& req) {
   for (bool chat : {false, true}) {
     forge::server::CompletionRequest parsed;
     if (auto e = forge::server::ParseCompletionRequest(body, chat, &parsed, req.body)) Sink(*e);
+  }
+  forge::server::EmbeddingsRequest embed;
+  if (auto e = forge::server::ParseEmbeddingsRequest(body, &embed)) {
+    Sink(*e);
+  } else if (embed.inputs.empty() || embed.inputs.size() > forge::server::kMaxEmbeddingInputs) {
+    __builtin_trap();  // a parsed request has 1 to kMaxEmbeddingInputs inputs
+  } else {
+    (void)embed.InputField(embed.inputs.size() - 1);
   }
   if (body.is_object() && body.contains("tokens") && body["tokens"].is_array()) {
     for (const auto& t : body["tokens"]) (void)forge::server::TokenIdFromJson(t, 32000, "tokens");

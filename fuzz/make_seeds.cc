@@ -552,6 +552,9 @@ void MakeHttpSeeds(const fs::path& dir) {
        Post("/v1/completions", R"({"prompt":[1,2,3],"stream":true,"max_tokens":2,"stop":["\n"]})")},
       {"post-chat", Post("/v1/chat/completions", chat, "Connection: close\r\n")},
       {"post-tokenize", Post("/tokenize", R"({"content":"hello <s>","add_special":true})")},
+      {"post-embeddings",
+       Post("/v1/embeddings",
+            R"({"input":["a b",[1,2,3],""],"encoding_format":"base64","dimensions":0})")},
       {"post-detokenize", Post("/detokenize", R"({"tokens":[1,2,-1,999999999]})")},
       {"chunked",
        "POST /v1/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
