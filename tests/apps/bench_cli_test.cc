@@ -1,6 +1,7 @@
-// `forge bench --batched` and the model flags as users run them on the CPU: the sweep's table and
-// JSON (one row per n_seqs, token counts as asked), --threads sizing the host pool, --dtype and
-// --threads refused where out of range, and --gpu-memory-fraction checked by `forge run`.
+// `forge bench --batched`, `--embed` and the model flags as users run them on the CPU: the
+// sweeps' tables and JSON (one row per n_seqs, token counts as asked), --threads sizing the host
+// pool, --dtype and --threads refused where out of range, and --gpu-memory-fraction checked by
+// `forge run`.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -51,6 +52,39 @@ TEST_F(BenchCliTest, BatchedSweepPrintsATableAndWritesJson) {
     EXPECT_GT(row["s_tg_floor"].get<double>(), 0);
     EXPECT_GT(row["s_pp_floor"].get<double>(), 0);
   }
+}
+
+// --embed on a one-layer BERT (width 64, 8 heads of 8, 4 KV heads, FFN 192): one row per count,
+// the engine's steps as the budget allows (5 inputs of 16 tokens in steps of <= 32 tokens: 3), the
+// FLOPs of a sequence as the shape gives them; a model that does not embed is refused.
+TEST_F(BenchCliTest, EmbedSweepCountsStepsAndFlops) {
+  const std::string bert = dir_ + "/bert.gguf";
+  auto r = RunForge("make-model --arch bert --n-layer 1 --threads 1 '" + bert + "'", dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string json = dir_ + "/e.json";
+  r = RunForge("bench -m '" + bert +
+                   "' --embed --seqs 1,5 -p 16 --prefill-chunk 32 -r 1 --device cpu --json '" +
+                   json + "'",
+               dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| n_seqs |  steps |"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  auto j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded());
+  // q, k, v, o: 64x64, 32x64 twice, 64x64; up and down 192x64: 36864 parameters a layer.
+  // 2 * 36864 * 16 for the matrices, 4 * 16^2 * 64 for the bidirectional attention.
+  EXPECT_EQ(j["seq_flops"].get<double>(), 2.0 * 36864 * 16 + 4.0 * 16 * 16 * 64);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["steps"], 1);
+  EXPECT_EQ(j["rows"][1]["n_seqs"], 5);
+  EXPECT_EQ(j["rows"][1]["steps"], 3);
+  for (const auto& row : j["rows"]) {
+    EXPECT_GT(row["seq_per_s"].get<double>(), 0);
+    EXPECT_GT(row["seq_per_s_floor"].get<double>(), 0);
+  }
+  r = RunForge("bench -m '" + model_ + "' --embed --device cpu", dir_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("does not embed"), std::string::npos) << r.err;
 }
 
 // --threads sizes the pool the CPU ops run on and the floors are measured on; the CPU run prints
