@@ -203,6 +203,10 @@ int RunModel(const ModelArgs& a) {
   }
   ModelRunner& model = *loaded->model;
   const Floors& floors = loaded->floors;
+  if (Status st = model.CheckHasLogits(); !st.ok()) {
+    std::fprintf(stderr, "forge bench: %s (or forge bench --embed)\n", st.ToString().c_str());
+    return 1;
+  }
   ModelBenchOptions o;
   o.copy_bytes_per_s = floors.copy_bytes_per_s;
   o.flops_per_s = floors.flops_per_s;
@@ -418,6 +422,10 @@ int RunBatched(const ModelArgs& a) {
   }
   ModelRunner& model = *loaded->model;
   const Floors& floors = loaded->floors;
+  if (Status st = model.CheckHasLogits(); !st.ok()) {
+    std::fprintf(stderr, "forge bench: %s (or forge bench --embed)\n", st.ToString().c_str());
+    return 1;
+  }
   BatchedBenchOptions o;
   o.n_seqs = a.seqs;
   o.pp_tokens = a.pp;

@@ -19,6 +19,7 @@ Generator::Generator(ModelRunner& model, const Tokenizer& tokenizer, GeneratorOp
 StatusOr<GenerateResult> Generator::Generate(const GenerateRequest& req,
                                              const std::function<bool(std::string_view)>& on_text) {
   RETURN_IF_ERROR(req.params.Validate());
+  RETURN_IF_ERROR(model_.CheckHasLogits());  // an embedding model generates nothing
   const int64_t n_prompt = static_cast<int64_t>(req.prompt.size());
   if (n_prompt == 0) return InvalidArgumentError("empty prompt");
   if (n_prompt >= ctx_size_) {

@@ -110,6 +110,9 @@ class ModelRunner {
                 int64_t allowed_words = 0);
   // Copies logits row `row` of the last Forward (as it is now) to host memory [n_vocab].
   Status DownloadLogitsRow(int64_t row, float* out);
+  // OK unless the model pools (config().pooling): then Forward's rows are pooled vectors, and
+  // Sample and DownloadLogitsRow refuse with this error.
+  Status CheckHasLogits() const;
 
  private:
   struct Graph {

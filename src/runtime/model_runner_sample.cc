@@ -9,6 +9,7 @@ namespace forge {
 Status ModelRunner::Sample(std::span<const SampleRow> rows, std::span<const LogitEdit> edits,
                            std::vector<SampleOut>* out, std::span<const uint32_t> allowed,
                            int64_t allowed_words) {
+  RETURN_IF_ERROR(CheckHasLogits());
   const int64_t n_vocab = model_.config.n_vocab;
   const int64_t n = static_cast<int64_t>(rows.size());
   out->assign(n, SampleOut{});
@@ -64,7 +65,17 @@ Status ModelRunner::Sample(std::span<const SampleRow> rows, std::span<const Logi
   return SynchronizeRanks();
 }
 
+Status ModelRunner::CheckHasLogits() const {
+  if (model_.config.pooling == PoolingType::kNone) return Status::Ok();
+  return FailedPreconditionError(
+      "the model embeds (its GGUF names pooling_type " +
+      std::string(PoolingName(model_.config.pooling)) +
+      "): its steps give pooled vectors, not logits to sample; use forge embed or "
+      "POST /v1/embeddings");
+}
+
 Status ModelRunner::DownloadLogitsRow(int64_t row, float* out) {
+  RETURN_IF_ERROR(CheckHasLogits());
   if (row < 0 || row >= last_n_out_) {
     return OutOfRangeError("logits row " + std::to_string(row) + " of " +
                            std::to_string(last_n_out_));

@@ -174,6 +174,13 @@ TEST_F(EmbedCliTest, ErrorsAreClearMessages) {
   r = Forge("embed -m '" + model_ + "' --device cpu");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("give -p TEXT or --file"), std::string::npos) << r.err;
+  // The commands that generate refuse an embedding model, pointing at forge embed.
+  for (const std::string& cmd : {"run -m '" + model_ + "' -p 'a' -n 2 --device cpu",
+                                 "bench -m '" + model_ + "' -p 8 -n 2 -r 1 --device cpu"}) {
+    r = Forge(cmd);
+    EXPECT_NE(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.err.find("use forge embed"), std::string::npos) << cmd << ": " << r.err;
+  }
 }
 
 }  // namespace
