@@ -149,11 +149,16 @@ struct Loaded {
   Floors floors;
 };
 
+// logits: the modes that sample (pp/tg), which an embedding model cannot run.
 StatusOr<Loaded> LoadModel(const std::string& path, const std::string& device,
-                           const ModelFlags& flags) {
+                           const ModelFlags& flags, bool logits = true) {
   Loaded l;
   ASSIGN_OR_RETURN(l.loaded, LoadModelOn(path, device, flags, StderrProgressBar("loading")));
   l.model = l.loaded->model.get();
+  if (logits) {
+    const Status st = l.model->CheckHasLogits();
+    if (!st.ok()) return Status(st.code(), st.message() + " (or forge bench --embed)");
+  }
   ASSIGN_OR_RETURN(l.floors, MeasureFloors(l.loaded->backend()));
   return l;
 }
@@ -203,10 +208,6 @@ int RunModel(const ModelArgs& a) {
   }
   ModelRunner& model = *loaded->model;
   const Floors& floors = loaded->floors;
-  if (Status st = model.CheckHasLogits(); !st.ok()) {
-    std::fprintf(stderr, "forge bench: %s (or forge bench --embed)\n", st.ToString().c_str());
-    return 1;
-  }
   ModelBenchOptions o;
   o.copy_bytes_per_s = floors.copy_bytes_per_s;
   o.flops_per_s = floors.flops_per_s;
@@ -288,7 +289,7 @@ int RunModel(const ModelArgs& a) {
 // (2 * the layers' matrix parameters per token, plus attention's 4 * L^2 * q_dim per layer and
 // sequence, halved when causal) and the steps' weight reads over the copy bandwidth.
 int RunEmbedBench(const ModelArgs& a) {
-  auto loaded = LoadModel(a.path, a.device, a.flags);
+  auto loaded = LoadModel(a.path, a.device, a.flags, /*logits=*/false);
   if (!loaded.ok()) {
     std::fprintf(stderr, "forge bench: %s\n", loaded.status().ToString().c_str());
     return 1;
@@ -422,10 +423,6 @@ int RunBatched(const ModelArgs& a) {
   }
   ModelRunner& model = *loaded->model;
   const Floors& floors = loaded->floors;
-  if (Status st = model.CheckHasLogits(); !st.ok()) {
-    std::fprintf(stderr, "forge bench: %s (or forge bench --embed)\n", st.ToString().c_str());
-    return 1;
-  }
   BatchedBenchOptions o;
   o.n_seqs = a.seqs;
   o.pp_tokens = a.pp;

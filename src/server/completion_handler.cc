@@ -270,6 +270,13 @@ ApiError ContextExceeded(std::string message, std::string param) {
 
 }  // namespace
 
+ApiError UnknownModelError(const ServedModel& model, const std::string& requested) {
+  return ApiError::FromStatus(
+      NotFoundError("the model '" + requested + "' does not exist; this server has '" + model.name +
+                    "'"),
+      "model");
+}
+
 void SendError(ServerContext& ctx, HttpSession& session, const ApiError& error, bool count) {
   if (count) ctx.metrics.CountRequest(Outcome::kRejected);
   Headers headers;
@@ -314,12 +321,7 @@ void HandleCompletion(ServerContext& ctx, const ServedModel& model,
     return SendError(ctx, *session, *e, true);
   ctx.metrics.NoteIgnoredFields(req.ignored_fields);
   if (!model.Answers(req.model)) {
-    return SendError(ctx, *session,
-                     ApiError::FromStatus(
-                         NotFoundError("the model '" + req.model +
-                                       "' does not exist; this server has '" + model.name + "'"),
-                         "model"),
-                     true);
+    return SendError(ctx, *session, UnknownModelError(model, req.model), true);
   }
   if (model.engine->embeds()) {
     return SendError(

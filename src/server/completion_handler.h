@@ -23,4 +23,7 @@ void HandleApplyTemplate(ServerContext& ctx, const ServedModel& model, HttpSessi
 // Sends an error response (and counts a rejected request when `count`).
 void SendError(ServerContext& ctx, HttpSession& session, const ApiError& error, bool count);
 
+// The 404 for a request body's "model" that names neither the served model nor an alias.
+ApiError UnknownModelError(const ServedModel& model, const std::string& requested);
+
 }  // namespace forge::server

@@ -131,12 +131,7 @@ void HandleEmbeddings(ServerContext& ctx, const ServedModel& model,
   parsed = json();  // the inputs are copied out; large bodies need not stay
   ctx.metrics.NoteIgnoredFields(req.ignored_fields);
   if (!model.Answers(req.model)) {
-    return SendError(ctx, *session,
-                     ApiError::FromStatus(
-                         NotFoundError("the model '" + req.model +
-                                       "' does not exist; this server has '" + model.name + "'"),
-                         "model"),
-                     true);
+    return SendError(ctx, *session, UnknownModelError(model, req.model), true);
   }
   Engine* engine = model.engine;
   if (!engine->embeds()) {

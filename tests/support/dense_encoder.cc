@@ -6,38 +6,17 @@
 #include <cmath>
 #include <string>
 
+#include "support/dense_tensors.h"
+
 namespace forge::testing {
 namespace {
 
 using Vec = std::vector<double>;
 
-// A [rows, cols] F32 tensor as doubles; empty when absent and not required.
-struct Matrix {
-  int64_t rows = 0, cols = 0;
-  Vec v;
-  bool empty() const { return v.empty(); }
-  Vec MatVec(const Vec& x) const {
-    Vec y(rows, 0.0);
-    for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t c = 0; c < cols; ++c) y[r] += v[r * cols + c] * x[c];
-    }
-    return y;
-  }
-};
+using Matrix = DenseMatrix;
 
 Matrix Tensor(const GgufFile& f, const std::string& name, bool required = true) {
-  const GgufTensorInfo* t = f.FindTensor(name);
-  Matrix m;
-  if (t == nullptr) {
-    EXPECT_FALSE(required) << name << " is missing";
-    return m;
-  }
-  EXPECT_EQ(t->type, GgmlType::kF32) << name;
-  m.cols = t->dims[0];
-  m.rows = t->n_elements / m.cols;
-  const float* p = reinterpret_cast<const float*>(t->data);
-  m.v.assign(p, p + t->n_elements);
-  return m;
+  return DenseTensor(f, name, required);
 }
 
 void AddTo(Vec& a, const Vec& b) {

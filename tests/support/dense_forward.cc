@@ -10,43 +10,17 @@
 
 #include "runtime/model_runner.h"
 #include "runtime/teacher_forced.h"
+#include "support/dense_tensors.h"
 
 namespace forge::testing {
 namespace {
 
 using Vec = std::vector<double>;
 
-// A [rows, cols] F32 tensor of the file as doubles (row-major: GGUF's dims reversed; a 3-D tensor
-// [cols, rows, n] as n * rows rows).
-struct Matrix {
-  int64_t rows = 0, cols = 0;
-  Vec v;
-  bool empty() const { return v.empty(); }
-  // Rows [first, first + n) times x.
-  Vec MatVec(const Vec& x, int64_t first = 0, int64_t n = -1) const {
-    if (n < 0) n = rows;
-    Vec y(n, 0.0);
-    for (int64_t r = 0; r < n; ++r) {
-      const double* w = v.data() + (first + r) * cols;
-      for (int64_t c = 0; c < cols; ++c) y[r] += w[c] * x[c];
-    }
-    return y;
-  }
-};
+using Matrix = DenseMatrix;
 
 Matrix Tensor(const GgufFile& f, const std::string& name, bool required = true) {
-  const GgufTensorInfo* t = f.FindTensor(name);
-  Matrix m;
-  if (t == nullptr) {
-    EXPECT_FALSE(required) << name << " is missing";
-    return m;
-  }
-  EXPECT_EQ(t->type, GgmlType::kF32) << name;
-  m.cols = t->dims[0];
-  m.rows = t->n_elements / m.cols;
-  const float* p = reinterpret_cast<const float*>(t->data);
-  m.v.assign(p, p + t->n_elements);
-  return m;
+  return DenseTensor(f, name, required);
 }
 
 Vec RmsNorm(const Vec& x, const Vec& w, double eps, int64_t off = 0, int64_t n = -1) {

@@ -7,6 +7,31 @@
 #include "base/thread_pool.h"
 
 namespace forge {
+namespace {
+
+// The host backends' checks: the shared ones, and out_cast in F32 only.
+Status ValidateHost(const LayerNormParams& p) {
+  RETURN_IF_ERROR(ValidateLayerNorm(p));
+  if (p.out_cast != nullptr && p.cast_type != DType::kF32) {
+    return UnsupportedDType("layernorm", p.cast_type);
+  }
+  return Status::Ok();
+}
+
+// Row r of x with delta and add_row added in place (both backends add in float, in this order).
+float* AddInputs(const LayerNormParams& p, int64_t r) {
+  float* x = p.x + r * p.dim;
+  if (p.delta != nullptr) {
+    const float* d = p.delta + r * p.dim;
+    for (int64_t i = 0; i < p.dim; ++i) x[i] += d[i];
+  }
+  if (p.add_row != nullptr) {
+    for (int64_t i = 0; i < p.dim; ++i) x[i] += p.add_row[i];
+  }
+  return x;
+}
+
+}  // namespace
 
 Status ValidateLayerNorm(const LayerNormParams& p) {
   if (p.n_rows < 0 || p.dim <= 0) return InvalidArgumentError("layernorm: bad shape");
@@ -23,19 +48,9 @@ Status ValidateLayerNorm(const LayerNormParams& p) {
 }
 
 Status layernorm_ref(const LayerNormParams& p) {
-  RETURN_IF_ERROR(ValidateLayerNorm(p));
-  if (p.out_cast != nullptr && p.cast_type != DType::kF32) {
-    return UnsupportedDType("layernorm", p.cast_type);
-  }
+  RETURN_IF_ERROR(ValidateHost(p));
   for (int64_t r = 0; r < p.n_rows; ++r) {
-    float* x = p.x + r * p.dim;
-    if (p.delta != nullptr) {
-      const float* d = p.delta + r * p.dim;
-      for (int64_t i = 0; i < p.dim; ++i) x[i] += d[i];
-    }
-    if (p.add_row != nullptr) {
-      for (int64_t i = 0; i < p.dim; ++i) x[i] += p.add_row[i];
-    }
+    const float* x = AddInputs(p, r);
     double mean = 0;
     for (int64_t i = 0; i < p.dim; ++i) mean += x[i];
     mean /= static_cast<double>(p.dim);
@@ -56,20 +71,10 @@ Status layernorm_ref(const LayerNormParams& p) {
 }
 
 Status layernorm_cpu(const LayerNormParams& p) {
-  RETURN_IF_ERROR(ValidateLayerNorm(p));
-  if (p.out_cast != nullptr && p.cast_type != DType::kF32) {
-    return UnsupportedDType("layernorm", p.cast_type);
-  }
+  RETURN_IF_ERROR(ValidateHost(p));
   ThreadPool::Global().ParallelFor(p.n_rows, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
-      float* x = p.x + r * p.dim;
-      if (p.delta != nullptr) {
-        const float* d = p.delta + r * p.dim;
-        for (int64_t i = 0; i < p.dim; ++i) x[i] += d[i];
-      }
-      if (p.add_row != nullptr) {
-        for (int64_t i = 0; i < p.dim; ++i) x[i] += p.add_row[i];
-      }
+      const float* x = AddInputs(p, r);
       const float n = static_cast<float>(p.dim);
       float sum = 0;
       for (int64_t i = 0; i < p.dim; ++i) sum += x[i];
